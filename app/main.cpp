@@ -1,0 +1,51 @@
+// ctxguard: keeps MCP tool results within a model's context budget.
+// This file only wires the modules together; see docs/architecture.md.
+
+#include <cstdio>
+#include <exception>
+#include <span>
+#include <variant>
+
+#include <spdlog/spdlog.h>
+
+#include "config/command_line.hpp"
+#include "proxy/child_process.hpp"
+#include "proxy/proxy.hpp"
+#include "support/logging.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ctxguard;
+  proxy::ensure_standard_descriptors();
+  proxy::ignore_sigpipe();
+
+  auto parsed = config::parse_command_line(std::span<const char* const>(argv, argc));
+  if (const auto* error = std::get_if<config::UsageError>(&parsed)) {
+    std::fprintf(stderr, "ctxguard: %s\n", error->message.c_str());
+    return proxy::kExitUsage;
+  }
+  const auto& command_line = std::get<config::CommandLine>(parsed);
+  switch (command_line.action) {
+    case config::CommandLine::Action::kHelp:
+      std::fputs(config::help_text().c_str(), stdout);
+      return 0;
+    case config::CommandLine::Action::kVersion:
+      std::puts("ctxguard " CTXGUARD_VERSION);
+      return 0;
+    case config::CommandLine::Action::kRun:
+      break;
+  }
+
+  try {
+    logging::install(command_line.settings.log.level, command_line.settings.log.file);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ctxguard: cannot open the log file: %s\n", error.what());
+    return proxy::kExitUsage;
+  }
+
+  try {
+    return proxy::run_proxy(command_line.settings);
+  } catch (const std::exception& error) {
+    spdlog::critical("internal error: {}", error.what());
+    return proxy::kExitInternal;
+  }
+}

@@ -1,0 +1,182 @@
+#include "proxy/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+extern char** environ;
+
+namespace ctxguard::proxy {
+namespace {
+
+std::error_code last_error() { return {errno, std::system_category()}; }
+
+// A pipe whose both ends are close-on-exec; the spawn dup2()s the child's end onto 0 or 1, which
+// clears the flag on the copy only.
+Result<std::array<int, 2>> cloexec_pipe() {
+  std::array<int, 2> fds{-1, -1};
+#if defined(__linux__)
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) return last_error();
+#else
+  // Single-threaded at start-up, so there is no window for another thread's exec to inherit these.
+  if (::pipe(fds.data()) != 0) return last_error();
+  for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+#endif
+  return fds;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// RAII for the posix_spawn attribute objects.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (signal) {
+    const char* name = ::strsignal(*signal);
+    return "killed by signal " + std::to_string(*signal) + " (" + (name ? name : "?") + ")";
+  }
+  return "exited with status " + std::to_string(code);
+}
+
+Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
+  if (argv.empty()) return std::make_error_code(std::errc::invalid_argument);
+
+  auto to_child = cloexec_pipe();
+  if (!to_child) return to_child.error();
+  auto from_child = cloexec_pipe();
+  if (!from_child) {
+    for (int fd : *to_child) ::close(fd);
+    return from_child.error();
+  }
+  auto [child_stdin, parent_stdin] = *to_child;
+  auto [parent_stdout, child_stdout] = *from_child;
+
+  SpawnSetup setup;
+  posix_spawn_file_actions_adddup2(&setup.actions, child_stdin, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&setup.actions, child_stdout, STDOUT_FILENO);
+
+  short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+#if defined(__APPLE__)
+  // macOS: close everything not explicitly inherited; keep stderr.
+  flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+  posix_spawn_file_actions_addinherit_np(&setup.actions, STDERR_FILENO);
+#elif defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Descriptors opened without O_CLOEXEC (a log file, whatever our parent leaked) stay with us.
+  posix_spawn_file_actions_addclosefrom_np(&setup.actions, STDERR_FILENO + 1);
+#endif
+  posix_spawnattr_setpgroup(&setup.attributes, 0);  // a new group led by the child
+
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int signal : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, signal);
+  posix_spawnattr_setsigdefault(&setup.attributes, &defaults);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&setup.attributes, &empty);
+  posix_spawnattr_setflags(&setup.attributes, flags);
+
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+
+  pid_t pid = -1;
+  // posix_spawnp reports a failed exec (ENOENT, EACCES, ...) as its return value on glibc >= 2.24
+  // and macOS, so a missing command is an error here rather than a child that exits with 127.
+  const int error =
+      ::posix_spawnp(&pid, args[0], &setup.actions, &setup.attributes, args.data(), environ);
+  ::close(child_stdin);
+  ::close(child_stdout);
+  if (error != 0) {
+    ::close(parent_stdin);
+    ::close(parent_stdout);
+    return std::error_code(error, std::system_category());
+  }
+  return ChildProcess(pid, parent_stdin, parent_stdout);
+}
+
+ChildProcess::ChildProcess(pid_t pid, int stdin_fd, int stdout_fd)
+    : pid_(pid), stdin_fd_(stdin_fd), stdout_fd_(stdout_fd) {}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      stdin_fd_(std::exchange(other.stdin_fd_, -1)),
+      stdout_fd_(std::exchange(other.stdout_fd_, -1)),
+      exit_(std::move(other.exit_)) {}
+
+ChildProcess::~ChildProcess() {
+  close_fd(stdin_fd_);
+  close_fd(stdout_fd_);
+  if (pid_ <= 0) return;
+  if (!exit_ || group_alive()) signal_group(SIGKILL);
+  if (!exit_) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+int ChildProcess::take_stdin() { return std::exchange(stdin_fd_, -1); }
+int ChildProcess::take_stdout() { return std::exchange(stdout_fd_, -1); }
+
+void ChildProcess::signal_group(int signal) const {
+  if (pid_ > 0) ::kill(-pid_, signal);
+}
+
+bool ChildProcess::group_alive() const { return pid_ > 0 && ::kill(-pid_, 0) == 0; }
+
+std::optional<ExitStatus> ChildProcess::try_wait() {
+  if (exit_ || pid_ <= 0) return exit_;
+  int status = 0;
+  pid_t reaped = 0;
+  do {
+    reaped = ::waitpid(pid_, &status, WNOHANG);
+  } while (reaped < 0 && errno == EINTR);
+  if (reaped != pid_) return std::nullopt;
+  if (WIFSIGNALED(status)) {
+    exit_ = ExitStatus{0, WTERMSIG(status)};
+  } else {
+    exit_ = ExitStatus{WEXITSTATUS(status), std::nullopt};
+  }
+  return exit_;
+}
+
+void ensure_standard_descriptors() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
+
+void ignore_sigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,73 @@
+#pragma once
+// The MCP server as a child process. Together with stdio_streams this is the only code that knows
+// about POSIX processes; everything platform-specific lives behind these two headers.
+//
+// The child is the leader of a new process group, so a signal to the group reaches the whole tree
+// (`npx` starts `node`, which may start more). Its stdin and stdout are pipes owned by the caller;
+// its stderr is ours. Descriptors other than 0-2 are not inherited, and the signals ctxguard
+// ignores are reset to their defaults in the child.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/error.hpp"
+
+namespace ctxguard::proxy {
+
+// How a process ended.
+struct ExitStatus {
+  int code = 0;                // exit code when it exited
+  std::optional<int> signal;   // the signal that killed it, if one did
+
+  // What a shell reports: the exit code, or 128 + signal number.
+  int shell_status() const { return signal ? 128 + *signal : code; }
+  std::string describe() const;
+};
+
+class ChildProcess {
+ public:
+  // Starts `argv` (argv[0] is looked up on PATH like a shell would). Errors: the errno of the
+  // failed spawn as a system error code, e.g. ENOENT for a command that does not exist.
+  static Result<ChildProcess> spawn(const std::vector<std::string>& argv);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&&) = delete;
+  ChildProcess(const ChildProcess&) = delete;
+  // Kills and reaps whatever is left of the process group: no process outlives its owner.
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+
+  // The parent's ends of the pipes; ownership passes to the caller (each may be taken once).
+  int take_stdin();
+  int take_stdout();
+
+  // Sends `signal` to the child's whole process group. Quietly does nothing once it is empty.
+  void signal_group(int signal) const;
+  // True while any process of the group is still running (the child or what it started).
+  bool group_alive() const;
+
+  // Reaps the child if it has exited; nullopt while it runs. Never blocks.
+  std::optional<ExitStatus> try_wait();
+  const std::optional<ExitStatus>& exit_status() const { return exit_; }
+
+ private:
+  ChildProcess(pid_t pid, int stdin_fd, int stdout_fd);
+
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  std::optional<ExitStatus> exit_;
+};
+
+// Makes sure descriptors 0, 1 and 2 are open (on /dev/null when a parent closed them), so pipes
+// created later can never land on them. Call first thing in main.
+void ensure_standard_descriptors();
+
+// Ignores SIGPIPE: a reader that went away must be an error value from write(), not a dead proxy.
+void ignore_sigpipe();
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,321 @@
+#include "proxy/proxy.hpp"
+
+#include <signal.h>
+
+#include <chrono>
+#include <string>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include "jsonrpc/line_framer.hpp"
+#include "jsonrpc/message.hpp"
+#include "proxy/child_process.hpp"
+#include "proxy/message_writer.hpp"
+#include "proxy/stdio_streams.hpp"
+#include "session/session_router.hpp"
+
+namespace ctxguard::proxy {
+namespace {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using session::Direction;
+using std::chrono::milliseconds;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+// How often to look whether the rest of a process group is gone (only while stopping it).
+constexpr milliseconds kGroupPollInterval{10};
+// Bytes queued towards one peer before its producer is made to wait.
+constexpr std::size_t kWriterHighWaterBytes = std::size_t{8} << 20;
+
+std::string_view sender(Direction direction) {
+  return direction == Direction::kClientToServer ? "client" : "server";
+}
+
+class Session {
+ public:
+  Session(asio::io_context& io, const config::Settings& settings, asio::signal_set& signals,
+          ChildProcess child)
+      : io_(io),
+        settings_(settings),
+        signals_(signals),
+        child_(std::move(child)),
+        stdio_(io.get_executor()),
+        server_out_(io, child_.take_stdout()),
+        to_server_(asio::posix::stream_descriptor(io, child_.take_stdin()), kWriterHighWaterBytes,
+                   "server"),
+        to_client_(std::move(stdio_.out()), kWriterHighWaterBytes, "client") {}
+
+  void start() {
+    spawn(pump(Direction::kClientToServer, stdio_.in()));
+    spawn(pump(Direction::kServerToClient, server_out_));
+    spawn(write_to_server());
+    spawn(write_to_client());
+    spawn(watch_signals());
+    check_child();  // it may have exited before the first SIGCHLD could be seen
+  }
+
+  int exit_status() const {
+    const auto& status = child_.exit_status();
+    return status ? status->shell_status() : kExitInternal;
+  }
+
+ private:
+  void spawn(awaitable<void> task) { asio::co_spawn(io_, std::move(task), asio::detached); }
+
+  MessageWriter& destination(Direction direction) {
+    return direction == Direction::kClientToServer ? to_server_ : to_client_;
+  }
+
+  awaitable<void> pump(Direction direction, asio::posix::stream_descriptor& input) {
+    jsonrpc::LineFramer framer(settings_.max_message_bytes);
+    while (true) {
+      const std::span<char> space = framer.prepare();
+      auto [ec, n] = co_await input.async_read_some(asio::buffer(space.data(), space.size()),
+                                                    kUseTuple);
+      framer.commit(n);
+      while (auto line = framer.next()) co_await forward(direction, *line);
+      if (ec) {
+        if (auto last = framer.finish()) co_await forward(direction, *last);
+        if (ec != asio::error::eof) {
+          spdlog::warn("reading from the {} failed: {}", sender(direction), ec.message());
+        }
+        break;
+      }
+    }
+    if (direction == Direction::kClientToServer) {
+      client_gone("closed its input");
+    } else {
+      spdlog::debug("the server closed its output");
+      server_output_done_ = true;
+      maybe_finish();
+    }
+  }
+
+  awaitable<void> forward(Direction direction, const jsonrpc::LineFramer::Line& line) {
+    if (line.event == jsonrpc::LineFramer::Event::kOversized) {
+      spdlog::error("dropped a line from the {} longer than --max-message-bytes ({} bytes)",
+                    sender(direction), settings_.max_message_bytes);
+      co_return;
+    }
+    // Copy before the first suspension: the framer reuses its buffer for the next read.
+    std::string text(line.text);
+    observe(direction, text);
+    // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into a local.
+    const bool sent = co_await destination(direction).send(std::move(text));
+    if (!sent) {
+      spdlog::debug("{} -> {}: message dropped, the stream is closed", sender(direction),
+                    destination(direction).peer());
+    }
+  }
+
+  // Lets the router see the message; nothing is rewritten yet, the original bytes go out.
+  void observe(Direction direction, std::string_view text) {
+    auto parsed = jsonrpc::parse_message(text);
+    if (!parsed) {
+      spdlog::warn("the {} sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
+                   sender(direction), parsed.error().message(), text.size());
+      return;
+    }
+    const auto routes = router_.observe(direction, *parsed, session::Clock::now());
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+      const session::Route& route = routes[i];
+      if (route.kind == jsonrpc::Kind::kUnknown) {
+        spdlog::warn("the {} sent JSON that is not a JSON-RPC message ({} bytes); forwarded",
+                     sender(direction), text.size());
+      } else if (spdlog::should_log(spdlog::level::debug)) {
+        const auto& id = parsed->envelopes[i].id;
+        spdlog::debug("{} {} {} id={} ({} bytes{})", to_string(direction),
+                      jsonrpc::to_string(route.kind), route.method.empty() ? "?" : route.method,
+                      id.is_null() ? "-" : boost::json::serialize(id), text.size(),
+                      route.elapsed ? fmt::format(", {:.3f} ms", std::chrono::duration<double, std::milli>(
+                                                                     *route.elapsed)
+                                                                     .count())
+                                    : "");
+      }
+    }
+  }
+
+  awaitable<void> write_to_server() { co_await to_server_.run(); }
+
+  awaitable<void> write_to_client() {
+    const auto error = co_await to_client_.run();
+    if (error) client_gone("stopped reading its input");
+  }
+
+  awaitable<void> watch_signals() {
+    while (true) {
+      auto [ec, signal] = co_await signals_.async_wait(kUseTuple);
+      if (ec) co_return;
+      switch (signal) {
+        case SIGCHLD:
+          check_child();
+          break;
+        case SIGINT:
+        case SIGTERM:
+          spdlog::info("received {}; passing it to the server", ::strsignal(signal));
+          child_.signal_group(signal);
+          spawn(stop_server(settings_.lifecycle.kill_timeout));
+          break;
+        case SIGHUP:
+          spdlog::info("received SIGHUP; there is no configuration file to reload");
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  void check_child() {
+    if (child_.exit_status() || !child_.try_wait()) return;
+    const ExitStatus& status = *child_.exit_status();
+    if (client_gone_) {
+      spdlog::info("server {}", status.describe());
+    } else {
+      spdlog::warn("server {} while the client was still connected", status.describe());
+    }
+    // Whatever the server started may still run and may still hold its stdout open.
+    if (child_.group_alive()) spawn(stop_server(milliseconds::zero()));
+    spawn(finish_by_deadline());
+    maybe_finish();
+  }
+
+  void client_gone(std::string_view why) {
+    if (client_gone_) return;
+    client_gone_ = true;
+    spdlog::info("client {}; closing the server's input", why);
+    to_server_.close();
+    spawn(stop_server(settings_.lifecycle.shutdown_timeout));
+  }
+
+  bool server_stopped() const { return child_.exit_status() && !child_.group_alive(); }
+
+  // Waits up to `timeout` for the server's process group to be gone.
+  awaitable<bool> wait_for_server(milliseconds timeout) {
+    asio::steady_timer timer(io_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!server_stopped() && std::chrono::steady_clock::now() < deadline) {
+      timer.expires_after(std::min<std::chrono::steady_clock::duration>(
+          kGroupPollInterval, deadline - std::chrono::steady_clock::now()));
+      co_await timer.async_wait(kUseTuple);
+    }
+    co_return server_stopped();
+  }
+
+  // Escalation: wait `grace`, then SIGTERM, wait the kill timeout, then SIGKILL. One at a time.
+  awaitable<void> stop_server(milliseconds grace) {
+    if (stopping_) co_return;
+    stopping_ = true;
+    const bool exited = co_await wait_for_server(grace);
+    if (exited) co_return;
+    spdlog::info("stopping the server (pid {}) with SIGTERM", child_.pid());
+    child_.signal_group(SIGTERM);
+    const bool terminated = co_await wait_for_server(settings_.lifecycle.kill_timeout);
+    if (terminated) co_return;
+    spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", child_.pid(),
+                 settings_.lifecycle.kill_timeout.count());
+    child_.signal_group(SIGKILL);
+  }
+
+  // A process outside the group (or a daemon) may keep the server's stdout open forever; do not
+  // wait for its end-of-file beyond the kill timeout and a little more.
+  awaitable<void> finish_by_deadline() {
+    asio::steady_timer timer(io_, settings_.lifecycle.kill_timeout + milliseconds(500));
+    co_await timer.async_wait(kUseTuple);
+    if (!server_output_done_) {
+      spdlog::warn("the server exited but its output is still open; finishing without it");
+      server_output_done_ = true;
+      maybe_finish();
+    }
+  }
+
+  void maybe_finish() {
+    if (finishing_ || !child_.exit_status() || !server_output_done_) return;
+    finishing_ = true;
+    spawn(finish());
+  }
+
+  // The server is gone and all it wrote has been relayed: answer what it never answered.
+  awaitable<void> finish() {
+    const std::string reason = "MCP server " + child_.exit_status()->describe();
+    const auto abandoned = router_.abandon_client_requests();
+    if (!abandoned.empty()) {
+      spdlog::warn("answering {} request(s) still in flight with an error: {}", abandoned.size(),
+                   reason);
+    }
+    for (const session::PendingRequest& request : abandoned) {
+      co_await to_client_.send(jsonrpc::make_error_response(
+          request.id, jsonrpc::kConnectionClosed, reason + " before answering " + request.method));
+    }
+    to_client_.close();
+    spawn(stop_after(settings_.lifecycle.kill_timeout));  // a client that never reads
+    co_await to_client_.wait_done();
+    if (child_.group_alive()) child_.signal_group(SIGKILL);
+    io_.stop();
+  }
+
+  awaitable<void> stop_after(milliseconds timeout) {
+    asio::steady_timer timer(io_, timeout);
+    co_await timer.async_wait(kUseTuple);
+    spdlog::warn("the client is not reading; exiting without delivering the last messages");
+    io_.stop();
+  }
+
+  asio::io_context& io_;
+  const config::Settings& settings_;
+  asio::signal_set& signals_;
+  ChildProcess child_;
+  StdioStreams stdio_;
+  asio::posix::stream_descriptor server_out_;
+  MessageWriter to_server_;
+  MessageWriter to_client_;
+  session::SessionRouter router_;
+  bool client_gone_ = false;
+  bool stopping_ = false;
+  bool server_output_done_ = false;
+  bool finishing_ = false;
+};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string joined;
+  for (const std::string& word : words) {
+    if (!joined.empty()) joined += ' ';
+    joined += word;
+  }
+  return joined;
+}
+
+}  // namespace
+
+int run_proxy(const config::Settings& settings) {
+  asio::io_context io(1);
+  // Installed before the child exists so its SIGCHLD cannot be missed.
+  asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
+  signals.add(SIGHUP);
+
+  auto child = ChildProcess::spawn(settings.server_command);
+  if (!child) {
+    spdlog::error("cannot start the server '{}': {}", settings.server_command.front(),
+                  child.error().message());
+    return kExitCannotStart;
+  }
+  spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
+  spdlog::debug("server command line: {}", join(settings.server_command));
+
+  Session session(io, settings, signals, std::move(*child));
+  session.start();
+  io.run();
+  return session.exit_status();
+}
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,30 @@
+#pragma once
+// The running proxy: the client on our stdin/stdout, the MCP server as a child on pipes.
+//
+// One io_context thread runs a reader coroutine per direction (frame -> parse -> route ->
+// forward) and a writer per output (see MessageWriter). The session router observes every
+// message; in this version nothing is rewritten, so each well-formed line goes out byte-identical.
+//
+// Lifecycle:
+//  - client closes stdin -> the server's stdin is closed after pending writes; if the server has
+//    not exited after the shutdown timeout it gets SIGTERM, then SIGKILL after the kill timeout;
+//  - SIGINT/SIGTERM to ctxguard -> forwarded to the server's process group, same escalation;
+//  - the server exits -> what it already wrote is relayed, every client request still in flight
+//    gets a JSON-RPC error, leftover processes of its group are stopped, and run() returns the
+//    server's exit status (128 + signal when it was killed).
+
+#include <memory>
+
+#include "config/settings.hpp"
+
+namespace ctxguard::proxy {
+
+// Exit codes of ctxguard itself (everything else is the server's own status).
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitCannotStart = 127;
+inline constexpr int kExitInternal = 70;  // EX_SOFTWARE
+
+// Runs one proxied session to its end and returns ctxguard's exit status.
+int run_proxy(const config::Settings& settings);
+
+}  // namespace ctxguard::proxy

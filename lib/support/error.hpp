@@ -1,0 +1,34 @@
+#pragma once
+// The closed set of errors ctxguard reports on its data path, as a std::error_category so they travel
+// as values (`Result<T>`) instead of exceptions: one bad message must never unwind the proxy.
+
+#include <string>
+#include <system_error>
+
+#include <boost/system/result.hpp>
+
+namespace ctxguard {
+
+enum class Error {
+  kInvalidJson = 1,   // a line is not valid JSON
+  kNotJsonRpc,        // valid JSON, but not a JSON-RPC 2.0 message or batch
+  kEmptyBatch,        // `[]` is not a valid batch
+  kMessageTooLarge,   // a line exceeds the maximum message size
+  kUsage,             // the command line is not understood
+  kMissingCommand,    // no server command after `--`
+};
+
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(Error e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+// `boost::system::result` is the std::expected of C++20 with Boost 1.81: a value or an error code.
+template <class T>
+using Result = boost::system::result<T, std::error_code>;
+
+}  // namespace ctxguard
+
+template <>
+struct std::is_error_code_enum<ctxguard::Error> : std::true_type {};
