@@ -47,6 +47,21 @@ std::variant<std::chrono::milliseconds, UsageError> seconds_option(const po::var
   return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
+// The first word that is neither an option nor an option's value: a server command given without
+// `--` (`ctxguard npx -y server`). Found before parsing so the user hears about the missing `--`
+// rather than about the server's own flags.
+const std::string* stray_word(const std::vector<std::string>& args,
+                              const po::options_description& table) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind('-', 0) != 0) return &arg;
+    if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) continue;
+    const auto* option = table.find_nothrow(arg.substr(2), false);
+    if (option != nullptr && option->semantic()->max_tokens() > 0) ++i;  // skip its value
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string help_text() {
@@ -65,19 +80,15 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
                                       [](const char* arg) { return std::string_view(arg) == "--"; });
   const std::vector<std::string> ours(args.begin(), separator);
 
+  const po::options_description table = option_table();
+  if (const std::string* stray = stray_word(ours, table)) {
+    return UsageError{"unexpected argument '" + *stray + "': put the server command after '--'. " +
+                      kUsage};
+  }
   po::variables_map vm;
   try {
-    // No positional options: a bare word here is a server command missing its `--`.
-    const po::positional_options_description no_positionals;
-    po::store(
-        po::command_line_parser(ours).options(option_table()).positional(no_positionals).run(),
-        vm);
+    po::store(po::command_line_parser(ours).options(table).run(), vm);
     po::notify(vm);
-  } catch (const po::too_many_positional_options_error&) {
-    const auto stray = std::find_if(ours.begin(), ours.end(),
-                                    [](const std::string& arg) { return arg.rfind('-', 0) != 0; });
-    return UsageError{"unexpected argument '" + (stray == ours.end() ? "" : *stray) +
-                      "': put the server command after '--'. " + kUsage};
   } catch (const po::error& error) {
     return UsageError{std::string(error.what()) + ". " + kUsage};
   }

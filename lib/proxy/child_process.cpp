@@ -1,6 +1,9 @@
 #include "proxy/child_process.hpp"
 
 #include <fcntl.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -150,20 +153,42 @@ void ChildProcess::signal_group(int signal) const {
 
 bool ChildProcess::group_alive() const { return pid_ > 0 && ::kill(-pid_, 0) == 0; }
 
-std::optional<ExitStatus> ChildProcess::try_wait() {
-  if (exit_ || pid_ <= 0) return exit_;
-  int status = 0;
-  pid_t reaped = 0;
-  do {
-    reaped = ::waitpid(pid_, &status, WNOHANG);
-  } while (reaped < 0 && errno == EINTR);
-  if (reaped != pid_) return std::nullopt;
-  if (WIFSIGNALED(status)) {
-    exit_ = ExitStatus{0, WTERMSIG(status)};
-  } else {
-    exit_ = ExitStatus{WEXITSTATUS(status), std::nullopt};
+std::optional<ExitStatus> ChildProcess::try_wait() { return reap(WNOHANG); }
+
+ExitStatus ChildProcess::wait() {
+  auto status = reap(0);
+  return status ? *status : ExitStatus{};
+}
+
+std::optional<ExitStatus> ChildProcess::reap(int options) {
+  if (pid_ <= 0) return exit_;
+  // Reap every exited member of the group, not just the leader: ctxguard is a subreaper, so
+  // orphans of the server become our children, and unreaped they would look alive forever.
+  pid_t target = -pid_;
+  while (true) {
+    int status = 0;
+    const pid_t reaped = ::waitpid(target, &status, exit_ ? WNOHANG : options);
+    if (reaped < 0 && errno == EINTR) continue;
+    if (reaped < 0 && errno == ECHILD && !exit_ && target != pid_) {
+      target = pid_;  // the leader moved to another group; wait for it by pid
+      continue;
+    }
+    if (reaped <= 0) break;
+    if (reaped != pid_) continue;
+    if (WIFSIGNALED(status)) {
+      exit_ = ExitStatus{0, WTERMSIG(status)};
+    } else {
+      exit_ = ExitStatus{WEXITSTATUS(status), std::nullopt};
+    }
+    target = -pid_;
   }
   return exit_;
+}
+
+void become_subreaper() {
+#if defined(__linux__)
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
 }
 
 void ensure_standard_descriptors() {

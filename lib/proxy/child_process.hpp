@@ -50,12 +50,16 @@ class ChildProcess {
   // True while any process of the group is still running (the child or what it started).
   bool group_alive() const;
 
-  // Reaps the child if it has exited; nullopt while it runs. Never blocks.
+  // Reaps the child if it has exited (and, once it has, any exited member of its group); nullopt
+  // while it runs. Never blocks.
   std::optional<ExitStatus> try_wait();
+  // Blocks until the child exits and reaps it (for tools and tests; the proxy never blocks).
+  ExitStatus wait();
   const std::optional<ExitStatus>& exit_status() const { return exit_; }
 
  private:
   ChildProcess(pid_t pid, int stdin_fd, int stdout_fd);
+  std::optional<ExitStatus> reap(int waitpid_options);
 
   pid_t pid_ = -1;
   int stdin_fd_ = -1;
@@ -66,6 +70,10 @@ class ChildProcess {
 // Makes sure descriptors 0, 1 and 2 are open (on /dev/null when a parent closed them), so pipes
 // created later can never land on them. Call first thing in main.
 void ensure_standard_descriptors();
+
+// Linux: processes the server leaves behind become our children when their parent dies, so
+// ctxguard can see and reap them (PR_SET_CHILD_SUBREAPER). Elsewhere a no-op.
+void become_subreaper();
 
 // Ignores SIGPIPE: a reader that went away must be an error value from write(), not a dead proxy.
 void ignore_sigpipe();

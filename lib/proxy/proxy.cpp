@@ -177,15 +177,21 @@ class Session {
   }
 
   void check_child() {
-    if (child_.exit_status() || !child_.try_wait()) return;
+    const bool known = child_.exit_status().has_value();
+    if (!child_.try_wait() || known) return;  // also reaps what the server left behind
     const ExitStatus& status = *child_.exit_status();
     if (client_gone_) {
       spdlog::info("server {}", status.describe());
     } else {
       spdlog::warn("server {} while the client was still connected", status.describe());
     }
-    // Whatever the server started may still run and may still hold its stdout open.
-    if (child_.group_alive()) spawn(stop_server(milliseconds::zero()));
+    // Whatever the server started may still run and may still hold its stdout open: it gets
+    // SIGTERM now, whatever escalation is under way, and SIGKILL after the kill timeout.
+    if (child_.group_alive()) {
+      spdlog::info("stopping what the server left running (process group {})", child_.pid());
+      child_.signal_group(SIGTERM);
+      spawn(kill_leftovers());
+    }
     spawn(finish_by_deadline());
     maybe_finish();
   }
@@ -198,7 +204,10 @@ class Session {
     spawn(stop_server(settings_.lifecycle.shutdown_timeout));
   }
 
-  bool server_stopped() const { return child_.exit_status() && !child_.group_alive(); }
+  bool server_stopped() {
+    child_.try_wait();
+    return child_.exit_status() && !child_.group_alive();
+  }
 
   // Waits up to `timeout` for the server's process group to be gone.
   awaitable<bool> wait_for_server(milliseconds timeout) {
@@ -225,6 +234,11 @@ class Session {
     spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", child_.pid(),
                  settings_.lifecycle.kill_timeout.count());
     child_.signal_group(SIGKILL);
+  }
+
+  awaitable<void> kill_leftovers() {
+    const bool gone = co_await wait_for_server(settings_.lifecycle.kill_timeout);
+    if (!gone) child_.signal_group(SIGKILL);
   }
 
   // A process outside the group (or a daemon) may keep the server's stdout open forever; do not
@@ -260,7 +274,11 @@ class Session {
     to_client_.close();
     spawn(stop_after(settings_.lifecycle.kill_timeout));  // a client that never reads
     co_await to_client_.wait_done();
-    if (child_.group_alive()) child_.signal_group(SIGKILL);
+    if (child_.group_alive()) {
+      // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.
+      child_.signal_group(SIGKILL);
+      co_await wait_for_server(milliseconds(1000));
+    }
     io_.stop();
   }
 
@@ -298,6 +316,7 @@ std::string join(const std::vector<std::string>& words) {
 }  // namespace
 
 int run_proxy(const config::Settings& settings) {
+  become_subreaper();
   asio::io_context io(1);
   // Installed before the child exists so its SIGCHLD cannot be missed.
   asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);

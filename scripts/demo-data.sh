@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Generate the deterministic demo data folder used by the demo and the e2e tests:
+# nested source files, a big JSON file and a 10,000-line log.
+#
+#   scripts/demo-data.sh [DIR]     (default: <repo>/demo-data)
+#
+# An existing DIR is replaced only if it looks like a previous demo folder.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="${1:-$repo/demo-data}"
+
+if [[ ! -d "$repo/tests/e2e/node_modules/@modelcontextprotocol/sdk" ]]; then
+  echo "demo-data.sh: run 'npm ci' in $repo/tests/e2e first" >&2
+  exit 1
+fi
+
+if [[ -e "$dir" ]]; then
+  if [[ -f "$dir/logs/app.log" && -f "$dir/data/big.json" ]]; then
+    rm -rf -- "$dir"
+  elif [[ -n "$(ls -A -- "$dir" 2>/dev/null)" ]]; then
+    echo "demo-data.sh: $dir exists and is not a demo data folder; not touching it" >&2
+    exit 1
+  fi
+fi
+
+exec node "$repo/tests/e2e/demo-session.mjs" --generate --data "$dir"

@@ -1,0 +1,100 @@
+#include "config/command_line.hpp"
+
+#include <initializer_list>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using namespace ctxguard::config;
+
+namespace {
+
+std::variant<CommandLine, UsageError> parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"ctxguard"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_command_line(argv);
+}
+
+CommandLine ok(const std::variant<CommandLine, UsageError>& result) {
+  if (const auto* error = std::get_if<UsageError>(&result)) FAIL(error->message);
+  return std::get<CommandLine>(result);
+}
+
+std::string error_of(const std::variant<CommandLine, UsageError>& result) {
+  REQUIRE(std::holds_alternative<UsageError>(result));
+  return std::get<UsageError>(result).message;
+}
+
+}  // namespace
+
+TEST_CASE("command line: everything after -- is the server command, untouched") {
+  const CommandLine line = ok(parse({"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--help",
+                               "--", "/tmp"}));
+  CHECK(line.action == CommandLine::Action::kRun);
+  CHECK(line.settings.server_command ==
+        std::vector<std::string>{"npx", "-y", "@modelcontextprotocol/server-filesystem", "--help",
+                                 "--", "/tmp"});
+}
+
+TEST_CASE("command line: defaults apply when no option is given") {
+  const Settings settings = ok(parse({"--", "server"})).settings;
+  const Settings defaults;
+  CHECK(settings.log.level == spdlog::level::info);
+  CHECK_FALSE(settings.log.file);
+  CHECK(settings.lifecycle.shutdown_timeout == std::chrono::seconds(5));
+  CHECK(settings.lifecycle.kill_timeout == defaults.lifecycle.kill_timeout);
+  CHECK(settings.max_message_bytes == std::size_t{256} << 20);
+}
+
+TEST_CASE("command line: options before -- are ours, in both spellings") {
+  const Settings settings =
+      ok(parse({"--log-level", "debug", "--log-file=/tmp/ctxguard.log", "--shutdown-timeout", "0.25",
+                "--kill-timeout=1", "--max-message-bytes", "4096", "--", "server"}))
+          .settings;
+  CHECK(settings.log.level == spdlog::level::debug);
+  CHECK(settings.log.file == "/tmp/ctxguard.log");
+  CHECK(settings.lifecycle.shutdown_timeout == std::chrono::milliseconds(250));
+  CHECK(settings.lifecycle.kill_timeout == std::chrono::seconds(1));
+  CHECK(settings.max_message_bytes == 4096);
+}
+
+TEST_CASE("command line: --help and --version need no server command") {
+  CHECK(ok(parse({"--help"})).action == CommandLine::Action::kHelp);
+  CHECK(ok(parse({"-h"})).action == CommandLine::Action::kHelp);
+  CHECK(ok(parse({"--version"})).action == CommandLine::Action::kVersion);
+}
+
+TEST_CASE("command line: help lists every option with its default") {
+  const std::string help = help_text();
+  for (const char* needle : {"--log-level", "(=info)", "--log-file", "--shutdown-timeout", "(=5)",
+                             "--kill-timeout", "(=2)", "--max-message-bytes", "(=268435456)",
+                             "--help", "--version", "-- <server command>"}) {
+    CHECK_THAT(help, Catch::Contains(needle));
+  }
+}
+
+TEST_CASE("command line: a missing server command is a usage error") {
+  CHECK_THAT(error_of(parse({})), Catch::Contains("missing server command"));
+  CHECK_THAT(error_of(parse({"--"})), Catch::Contains("missing server command"));
+  CHECK_THAT(error_of(parse({"--log-level", "debug"})), Catch::Contains("missing server command"));
+}
+
+TEST_CASE("command line: a server command without -- is named in the error") {
+  CHECK_THAT(error_of(parse({"npx", "-y", "server"})), Catch::Contains("unexpected argument 'npx'"));
+  CHECK_THAT(error_of(parse({"--log-level", "warn", "node", "server.js"})),
+             Catch::Contains("'node'"));
+}
+
+TEST_CASE("command line: unknown options and bad values are usage errors naming them") {
+  CHECK_THAT(error_of(parse({"--bogus", "--", "server"})), Catch::Contains("--bogus"));
+  CHECK_THAT(error_of(parse({"--log-level", "loud", "--", "server"})), Catch::Contains("loud"));
+  CHECK_THAT(error_of(parse({"--shutdown-timeout", "soon", "--", "server"})),
+             Catch::Contains("shutdown-timeout"));
+  CHECK_THAT(error_of(parse({"--shutdown-timeout", "-1", "--", "server"})),
+             Catch::Contains("between 0 and 86400"));
+  CHECK_THAT(error_of(parse({"--max-message-bytes", "12", "--", "server"})),
+             Catch::Contains("at least 1024"));
+  CHECK_THAT(error_of(parse({"--log-level", "--", "server"})), Catch::Contains("log-level"));
+}

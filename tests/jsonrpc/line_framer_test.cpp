@@ -1,0 +1,124 @@
+#include "jsonrpc/line_framer.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+using ctxguard::jsonrpc::LineFramer;
+
+namespace {
+
+// Feeds `input` in pieces of `piece` bytes and collects every event.
+struct Collected {
+  std::vector<std::string> lines;
+  std::vector<std::string> oversized;
+};
+
+void drain(LineFramer& framer, Collected& out) {
+  while (auto line = framer.next()) {
+    auto& target = line->event == LineFramer::Event::kLine ? out.lines : out.oversized;
+    target.emplace_back(line->text);
+  }
+}
+
+Collected feed(const std::string& input, std::size_t piece, std::size_t max_line = 1 << 20,
+               std::size_t chunk = 16) {
+  LineFramer framer(max_line, chunk);
+  Collected out;
+  for (std::size_t at = 0; at < input.size();) {
+    auto space = framer.prepare();
+    const std::size_t n = std::min({piece, space.size(), input.size() - at});
+    std::memcpy(space.data(), input.data() + at, n);
+    framer.commit(n);
+    at += n;
+    drain(framer, out);
+  }
+  if (auto last = framer.finish()) {
+    auto& target = last->event == LineFramer::Event::kLine ? out.lines : out.oversized;
+    target.emplace_back(last->text);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("line framer: many messages in one read come out one by one, in order") {
+  auto out = feed("{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", 1000);
+  CHECK(out.lines == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"});
+}
+
+TEST_CASE("line framer: a message split across many reads is reassembled") {
+  for (std::size_t piece : {1, 2, 3, 7, 64}) {
+    auto out = feed("{\"method\":\"tools/call\",\"id\":17}\n{\"x\":[]}\n", piece);
+    CHECK(out.lines == std::vector<std::string>{"{\"method\":\"tools/call\",\"id\":17}", "{\"x\":[]}"});
+  }
+}
+
+TEST_CASE("line framer: CRLF endings are stripped like LF endings") {
+  auto out = feed("{\"a\":1}\r\n{\"b\":2}\n{\"c\":3}\r\n", 5);
+  CHECK(out.lines == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"});
+}
+
+TEST_CASE("line framer: a CR inside a line is kept") {
+  auto out = feed("a\rb\n", 1);
+  CHECK(out.lines == std::vector<std::string>{"a\rb"});
+}
+
+TEST_CASE("line framer: empty lines carry no message and are skipped") {
+  auto out = feed("\n\r\n{\"a\":1}\n\n", 3);
+  CHECK(out.lines == std::vector<std::string>{"{\"a\":1}"});
+}
+
+TEST_CASE("line framer: a final line without newline is delivered at end of input") {
+  auto out = feed("{\"a\":1}\n{\"b\":2}", 4);
+  CHECK(out.lines == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"});
+}
+
+TEST_CASE("line framer: invalid JSON is framed like anything else") {
+  auto out = feed("not json at all\n{\"a\":\n", 5);
+  CHECK(out.lines == std::vector<std::string>{"not json at all", "{\"a\":"});
+}
+
+TEST_CASE("line framer: a 64 MiB line passes whole, in 64 KiB reads") {
+  std::string big(64u << 20, 'x');
+  big.front() = '"';
+  big.back() = '"';
+  auto out = feed(big + "\n{\"after\":true}\n", 64 * 1024, 256u << 20, 64 * 1024);
+  REQUIRE(out.lines.size() == 2);
+  CHECK(out.lines[0] == big);
+  CHECK(out.lines[1] == "{\"after\":true}");
+}
+
+TEST_CASE("line framer: a line over the limit is reported once and skipped, the next one survives") {
+  const std::string too_long(100, 'y');
+  for (std::size_t piece : {1, 9, 1000}) {
+    auto out = feed("{\"a\":1}\n" + too_long + "\n{\"b\":2}\n", piece, 50);
+    CHECK(out.lines == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"});
+    REQUIRE(out.oversized.size() == 1);
+    CHECK(out.oversized[0] == too_long.substr(0, out.oversized[0].size()));
+  }
+}
+
+TEST_CASE("line framer: an oversized final line without newline is not delivered") {
+  auto out = feed(std::string(100, 'z'), 10, 50);
+  CHECK(out.lines.empty());
+  CHECK(out.oversized.size() == 1);
+}
+
+TEST_CASE("line framer: memory held after a huge line is given back") {
+  LineFramer framer(1u << 30, 1024);
+  std::string big(1u << 20, 'q');
+  big += '\n';
+  for (std::size_t at = 0; at < big.size();) {
+    auto space = framer.prepare();
+    const std::size_t n = std::min(space.size(), big.size() - at);
+    std::memcpy(space.data(), big.data() + at, n);
+    framer.commit(n);
+    at += n;
+  }
+  REQUIRE(framer.next());
+  CHECK(framer.prepare().size() < 64 * 1024);
+  CHECK(framer.buffered() == 0);
+}

@@ -1,0 +1,180 @@
+// The real ctxguard binary relaying to real processes. `cat` makes a perfect mirror server: each
+// line the client sends comes straight back, so what leaves ctxguard can be compared with what
+// went in, through both directions of the relay.
+
+#include <signal.h>
+
+#include <string>
+
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
+
+#include "run_ctxguard.hpp"
+
+using namespace ctxguard::testing;
+
+namespace {
+
+const std::vector<std::string> kMirror{"cat"};
+
+// Well-formed lines that Boost.JSON would re-serialize differently: forwarding must use the
+// original bytes, not a re-serialized DOM.
+const std::string kAwkwardButValid =
+    R"({"jsonrpc":"2.0","method":"notifications/message","params":{"n":0.0,"big":2e720,"neg":-0,"s":"\u00e9\ud83d\ude00","pad":  1 }})"
+    "\n"
+    R"({ "jsonrpc" : "2.0" , "id" : 12 , "result" : { "content" : [ ] } })"
+    "\n"
+    R"([{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b","params":[1,2,3]}])"
+    "\n";
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("relay: well-formed lines come out byte-identical after crossing both directions") {
+  auto run = run_ctxguard(kMirror, {.input = kAwkwardButValid});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.output == kAwkwardButValid);
+  CHECK(run.status.shell_status() == 0);
+}
+
+TEST_CASE("relay: 10,000 messages written at once all arrive, in order") {
+  std::string input;
+  for (int i = 0; i < 10000; ++i) {
+    input += R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":)" +
+             std::to_string(i) + "}}\n";
+  }
+  auto run = run_ctxguard(kMirror, {.input = input});
+  CHECK(run.output == input);
+}
+
+TEST_CASE("relay: a 64 MiB message passes whole") {
+  std::string input = R"({"jsonrpc":"2.0","method":"notifications/big","params":{"blob":")";
+  input.append(64u << 20, 'x');
+  input += "\"}}\n{\"jsonrpc\":\"2.0\",\"method\":\"after\"}\n";
+  auto run = run_ctxguard(kMirror, {.input = input, .timeout = std::chrono::seconds(120)});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.output.size() == input.size());
+  CHECK(run.output == input);
+}
+
+TEST_CASE("relay: CRLF endings are accepted and forwarded as LF") {
+  auto run = run_ctxguard(kMirror, {.input = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n"
+                                             "{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\r\n"});
+  CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\n");
+}
+
+TEST_CASE("relay: a line that is not JSON is forwarded unchanged and logged as a warning") {
+  const std::string input = "this is not json\n{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n{\"half\":\n";
+  auto run = run_ctxguard(kMirror, {.input = input});
+  CHECK(run.output == input);
+  CHECK_THAT(run.log, Catch::Contains("not valid JSON"));
+  CHECK_THAT(run.log, Catch::Contains("forwarded unchanged"));
+}
+
+TEST_CASE("relay: a final line without newline is still delivered") {
+  auto run = run_ctxguard(kMirror, {.input = "{\"jsonrpc\":\"2.0\",\"method\":\"last\"}"});
+  CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"last\"}\n");
+}
+
+TEST_CASE("relay: a line over --max-message-bytes is refused and the stream goes on") {
+  const std::string input = std::string(5000, 'z') + "\n{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n";
+  auto run = run_ctxguard(kMirror, {.flags = {"--max-message-bytes", "1024"}, .input = input});
+  CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n");
+  CHECK_THAT(run.log, Catch::Contains("longer than --max-message-bytes"));
+}
+
+TEST_CASE("relay: payloads stay out of the log at the default level") {
+  auto run = run_ctxguard(kMirror, {.input = R"({"jsonrpc":"2.0","method":"secret-method","params":{"token":"hunter2"}})"
+                                             "\n"});
+  CHECK_THAT(run.log, !Catch::Contains("hunter2"));
+  CHECK_THAT(run.log, !Catch::Contains("secret-method"));
+}
+
+TEST_CASE("lifecycle: requests in flight when the server exits get an error each, ids echoed") {
+  // The server reads one line and exits with status 3 without answering anything.
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":"two","method":"resources/read"})"
+      "\n";
+  auto run = run_ctxguard({"sh", "-c", "read -r line; exit 3"},
+                          {.input = input, .close_input = false});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.status.shell_status() == 3);
+  REQUIRE(count_lines(run.output) == 2);
+  const auto newline = run.output.find('\n');
+  auto first = boost::json::parse(run.output.substr(0, newline));
+  auto second = boost::json::parse(run.output.substr(newline + 1));
+  CHECK(first.at("id").as_int64() == 1);
+  CHECK(second.at("id").as_string() == "two");
+  for (const auto* response : {&first, &second}) {
+    CHECK(response->at("error").at("code").as_int64() == -32000);
+    CHECK_THAT(std::string(response->at("error").at("message").as_string()),
+               Catch::Contains("exited with status 3"));
+  }
+}
+
+TEST_CASE("lifecycle: a server killed by a signal makes ctxguard exit with 128 + signal") {
+  auto run = run_ctxguard({"sh", "-c", "kill -KILL $$"}, {.close_input = false});
+  CHECK(run.status.shell_status() == 128 + SIGKILL);
+  CHECK_THAT(run.log, Catch::Contains("killed by signal 9"));
+}
+
+TEST_CASE("lifecycle: a server that exits on end of input is not signalled") {
+  auto run = run_ctxguard(kMirror, {.flags = {"--shutdown-timeout", "30"}});
+  CHECK(run.status.shell_status() == 0);
+  CHECK_THAT(run.log, !Catch::Contains("SIGTERM"));
+}
+
+TEST_CASE("lifecycle: a server that ignores end of input and SIGTERM is killed, whole group") {
+  // `trap "" TERM` is inherited by the background sleep too: only SIGKILL ends them.
+  auto run = run_ctxguard({"sh", "-c", "trap '' TERM; sleep 300 & while :; do sleep 1; done"},
+                          {.flags = {"--shutdown-timeout", "0.2", "--kill-timeout", "0.2"}});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.status.shell_status() == 128 + SIGKILL);
+  CHECK_THAT(run.log, Catch::Contains("SIGTERM"));
+  CHECK_THAT(run.log, Catch::Contains("SIGKILL"));
+  CHECK_FALSE(group_exists(server_pid(run.log)));
+}
+
+TEST_CASE("lifecycle: processes the server started do not outlive it") {
+  // The leader exits at end of input; its background child still holds stdout open.
+  auto run = run_ctxguard({"sh", "-c", "sleep 300 & cat"}, {.flags = {"--kill-timeout", "1"}});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.status.shell_status() == 0);
+  CHECK_FALSE(group_exists(server_pid(run.log)));
+}
+
+TEST_CASE("lifecycle: SIGTERM to ctxguard reaches the server, and its status is ctxguard's") {
+  auto run = run_ctxguard({"sh", "-c", "exec sleep 300"},
+                          {.close_input = false, .once_started = [](const std::string&, pid_t proxy) {
+                             ::kill(proxy, SIGTERM);
+                           }});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.status.shell_status() == 128 + SIGTERM);
+  CHECK_FALSE(group_exists(server_pid(run.log)));
+}
+
+TEST_CASE("lifecycle: SIGINT to ctxguard reaches the server's whole group") {
+  auto run = run_ctxguard({"sh", "-c", "sleep 300 & exec sleep 301"},
+                          {.close_input = false, .once_started = [](const std::string&, pid_t proxy) {
+                             ::kill(proxy, SIGINT);
+                           }});
+  CHECK(run.status.shell_status() == 128 + SIGINT);
+  CHECK_FALSE(group_exists(server_pid(run.log)));
+}
+
+TEST_CASE("lifecycle: a command that cannot be started exits 127 with a clear line") {
+  auto run = run_ctxguard({"/nonexistent/mcp-server", "--flag"});
+  CHECK(run.status.shell_status() == 127);
+  CHECK(run.output.empty());
+  CHECK_THAT(run.log, Catch::Contains("cannot start the server '/nonexistent/mcp-server'"));
+}
+
+TEST_CASE("lifecycle: the server is found on PATH like a shell would") {
+  auto run = run_ctxguard({"env", "true"});  // `env` lives in /usr/bin, found through PATH
+  CHECK(run.status.shell_status() == 0);
+}
