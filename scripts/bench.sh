@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Benchmarks (never part of the test run). Figures are ratios and differences measured within one
+# run, because the machines are shared and noisy.
+#
+#   scripts/bench.sh [--requests N]
+#
+# relay: N small requests one at a time straight to a trivial server and through ctxguard, in
+# alternating blocks; prints the added round-trip latency (median, p99) and pipelined throughput.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${CTXGUARD_BUILD_DIR:-$repo/build}"
+requests=10000
+if [[ "${1:-}" == "--requests" ]]; then requests="$2"; fi
+
+"$repo/scripts/setup.sh"
+"$repo/scripts/build.sh" >/dev/null
+echo "== relay overhead (bench/relay_bench.cpp)"
+"$build/bench/relay_bench" --ctxguard "$build/ctxguard" --server "$build/bench/echo_server" \
+  --requests "$requests"

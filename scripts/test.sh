@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test through CTest: unit tests, relay and
+# lifecycle tests of the real binary, and the end-to-end tests with the real MCP SDK client
+# against real MCP servers. Exits non-zero on any failure.
+#
+#   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R relay]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${CTXGUARD_BUILD_DIR:-$repo/build}"
+
+"$repo/scripts/setup.sh"
+"$repo/scripts/build.sh"
+ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
