@@ -18,7 +18,9 @@ int main() {
     if (ec || !message.is_object()) continue;
     const auto* id = message.as_object().if_contains("id");
     if (id == nullptr || !message.as_object().contains("method")) continue;
-    reply = R"({"jsonrpc":"2.0","id":)" + boost::json::serialize(*id) + R"(,"result":{}})" "\n";
+    reply = R"({"jsonrpc":"2.0","id":)" + boost::json::serialize(*id) +
+            R"(,"result":{}})"
+            "\n";
     std::cout << reply << std::flush;
   }
 }

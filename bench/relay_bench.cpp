@@ -63,7 +63,8 @@ class Peer {
  private:
   static ChildProcess spawn(const std::vector<std::string>& argv) {
     auto child = ChildProcess::spawn(argv);
-    if (!child) throw std::runtime_error("cannot start " + argv[0] + ": " + child.error().message());
+    if (!child)
+      throw std::runtime_error("cannot start " + argv[0] + ": " + child.error().message());
     return std::move(*child);
   }
 
@@ -76,7 +77,8 @@ class Peer {
 
 std::string request(long id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
-         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}})" "\n";
+         R"(,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}})"
+         "\n";
 }
 
 double percentile(std::vector<double> values, double p) {
@@ -109,7 +111,8 @@ double throughput(Peer& peer, long count) {
       }
     }
   });
-  for (long i = 0; i < count; ++i) peer.receive_line();
+  for (long i = 0; i < count; ++i)
+    peer.receive_line();
   writer.join();
   return static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -157,8 +160,9 @@ int main(int argc, char** argv) {
   std::printf("throughput, %ld pipelined requests (messages/s)\n", requests);
   std::printf("  direct %.0f   ctxguard %.0f   ratio %.2f\n", direct_rate, proxied_rate,
               proxied_rate / direct_rate);
-  std::printf("{\"requests\":%ld,\"direct_median_us\":%.1f,\"proxied_median_us\":%.1f,"
-              "\"added_median_us\":%.1f,\"direct_p99_us\":%.1f,\"proxied_p99_us\":%.1f,"
-              "\"added_p99_us\":%.1f,\"direct_msgs_per_s\":%.0f,\"proxied_msgs_per_s\":%.0f}\n",
-              requests, d50, p50, p50 - d50, d99, p99, p99 - d99, direct_rate, proxied_rate);
+  std::printf(
+      "{\"requests\":%ld,\"direct_median_us\":%.1f,\"proxied_median_us\":%.1f,"
+      "\"added_median_us\":%.1f,\"direct_p99_us\":%.1f,\"proxied_p99_us\":%.1f,"
+      "\"added_p99_us\":%.1f,\"direct_msgs_per_s\":%.0f,\"proxied_msgs_per_s\":%.0f}\n",
+      requests, d50, p50, p50 - d50, d99, p99, p99 - d99, direct_rate, proxied_rate);
 }

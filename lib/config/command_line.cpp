@@ -76,8 +76,8 @@ std::string help_text() {
 
 std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* const> argv) {
   const auto args = argv.empty() ? argv : argv.subspan(1);
-  const auto separator = std::find_if(args.begin(), args.end(),
-                                      [](const char* arg) { return std::string_view(arg) == "--"; });
+  const auto separator = std::find_if(
+      args.begin(), args.end(), [](const char* arg) { return std::string_view(arg) == "--"; });
   const std::vector<std::string> ours(args.begin(), separator);
 
   const po::options_description table = option_table();

@@ -19,8 +19,8 @@ namespace ctxguard::proxy {
 
 // How a process ended.
 struct ExitStatus {
-  int code = 0;                // exit code when it exited
-  std::optional<int> signal;   // the signal that killed it, if one did
+  int code = 0;               // exit code when it exited
+  std::optional<int> signal;  // the signal that killed it, if one did
 
   // What a shell reports: the exit code, or 128 + signal number.
   int shell_status() const { return signal ? 128 + *signal : code; }

@@ -2,11 +2,11 @@
 
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 namespace ctxguard::proxy {
 
@@ -52,7 +52,8 @@ void MessageWriter::close() {
 }
 
 asio::awaitable<void> MessageWriter::wait_done() {
-  while (!done_) co_await sleep_until_woken(done_event_);
+  while (!done_)
+    co_await sleep_until_woken(done_event_);
 }
 
 asio::awaitable<boost::system::error_code> MessageWriter::run() {
@@ -75,8 +76,8 @@ asio::awaitable<boost::system::error_code> MessageWriter::run() {
       buffers.emplace_back(message.data(), message.size());
       buffers.emplace_back(&kNewline, 1);
     }
-    auto [ec, written] = co_await asio::async_write(stream_, buffers,
-                                                    asio::as_tuple(asio::use_awaitable));
+    auto [ec, written] =
+        co_await asio::async_write(stream_, buffers, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       error = ec;
       spdlog::warn("writing to the {} failed: {}; {} queued message(s) dropped", peer_,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -15,7 +16,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/spdlog.h>
 
 #include "jsonrpc/line_framer.hpp"
 #include "jsonrpc/message.hpp"
@@ -81,10 +81,11 @@ class Session {
     jsonrpc::LineFramer framer(settings_.max_message_bytes);
     while (true) {
       const std::span<char> space = framer.prepare();
-      auto [ec, n] = co_await input.async_read_some(asio::buffer(space.data(), space.size()),
-                                                    kUseTuple);
+      auto [ec, n] =
+          co_await input.async_read_some(asio::buffer(space.data(), space.size()), kUseTuple);
       framer.commit(n);
-      while (auto line = framer.next()) co_await forward(direction, *line);
+      while (auto line = framer.next())
+        co_await forward(direction, *line);
       if (ec) {
         if (auto last = framer.finish()) co_await forward(direction, *last);
         if (ec != asio::error::eof) {
@@ -135,13 +136,14 @@ class Session {
                      sender(direction), text.size());
       } else if (spdlog::should_log(spdlog::level::debug)) {
         const auto& id = parsed->envelopes[i].id;
-        spdlog::debug("{} {} {} id={} ({} bytes{})", to_string(direction),
-                      jsonrpc::to_string(route.kind), route.method.empty() ? "?" : route.method,
-                      id.is_null() ? "-" : boost::json::serialize(id), text.size(),
-                      route.elapsed ? fmt::format(", {:.3f} ms", std::chrono::duration<double, std::milli>(
-                                                                     *route.elapsed)
-                                                                     .count())
-                                    : "");
+        spdlog::debug(
+            "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
+            route.method.empty() ? "?" : route.method,
+            id.is_null() ? "-" : boost::json::serialize(id), text.size(),
+            route.elapsed
+                ? fmt::format(", {:.3f} ms",
+                              std::chrono::duration<double, std::milli>(*route.elapsed).count())
+                : "");
       }
     }
   }

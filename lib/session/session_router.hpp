@@ -5,7 +5,8 @@
 // server-everything sends `roots/list` with id 0 while the client's `initialize` was id 0 too. The
 // router needs no `initialize` to have been seen; it starts tracking with the first message.
 // It rewrites nothing: it only observes and tells the caller what each message is, so later
-// stages can pick out the answers to `tools/call`, `tools/list`, `initialize` and `server/discover`.
+// stages can pick out the answers to `tools/call`, `tools/list`, `initialize` and
+// `server/discover`.
 
 #include <optional>
 #include <string>

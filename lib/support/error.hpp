@@ -1,6 +1,7 @@
 #pragma once
-// The closed set of errors ctxguard reports on its data path, as a std::error_category so they travel
-// as values (`Result<T>`) instead of exceptions: one bad message must never unwind the proxy.
+// The closed set of errors ctxguard reports on its data path, as a std::error_category so they
+// travel as values (`Result<T>`) instead of exceptions: one bad message must never unwind the
+// proxy.
 
 #include <string>
 #include <system_error>
@@ -10,12 +11,12 @@
 namespace ctxguard {
 
 enum class Error {
-  kInvalidJson = 1,   // a line is not valid JSON
-  kNotJsonRpc,        // valid JSON, but not a JSON-RPC 2.0 message or batch
-  kEmptyBatch,        // `[]` is not a valid batch
-  kMessageTooLarge,   // a line exceeds the maximum message size
-  kUsage,             // the command line is not understood
-  kMissingCommand,    // no server command after `--`
+  kInvalidJson = 1,  // a line is not valid JSON
+  kNotJsonRpc,       // valid JSON, but not a JSON-RPC 2.0 message or batch
+  kEmptyBatch,       // `[]` is not a valid batch
+  kMessageTooLarge,  // a line exceeds the maximum message size
+  kUsage,            // the command line is not understood
+  kMissingCommand,   // no server command after `--`
 };
 
 const std::error_category& error_category() noexcept;

@@ -30,8 +30,8 @@ std::string error_of(const std::variant<CommandLine, UsageError>& result) {
 }  // namespace
 
 TEST_CASE("command line: everything after -- is the server command, untouched") {
-  const CommandLine line = ok(parse({"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--help",
-                               "--", "/tmp"}));
+  const CommandLine line = ok(parse(
+      {"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "--help", "--", "/tmp"}));
   CHECK(line.action == CommandLine::Action::kRun);
   CHECK(line.settings.server_command ==
         std::vector<std::string>{"npx", "-y", "@modelcontextprotocol/server-filesystem", "--help",
@@ -50,8 +50,8 @@ TEST_CASE("command line: defaults apply when no option is given") {
 
 TEST_CASE("command line: options before -- are ours, in both spellings") {
   const Settings settings =
-      ok(parse({"--log-level", "debug", "--log-file=/tmp/ctxguard.log", "--shutdown-timeout", "0.25",
-                "--kill-timeout=1", "--max-message-bytes", "4096", "--", "server"}))
+      ok(parse({"--log-level", "debug", "--log-file=/tmp/ctxguard.log", "--shutdown-timeout",
+                "0.25", "--kill-timeout=1", "--max-message-bytes", "4096", "--", "server"}))
           .settings;
   CHECK(settings.log.level == spdlog::level::debug);
   CHECK(settings.log.file == "/tmp/ctxguard.log");
@@ -82,7 +82,8 @@ TEST_CASE("command line: a missing server command is a usage error") {
 }
 
 TEST_CASE("command line: a server command without -- is named in the error") {
-  CHECK_THAT(error_of(parse({"npx", "-y", "server"})), Catch::Contains("unexpected argument 'npx'"));
+  CHECK_THAT(error_of(parse({"npx", "-y", "server"})),
+             Catch::Contains("unexpected argument 'npx'"));
   CHECK_THAT(error_of(parse({"--log-level", "warn", "node", "server.js"})),
              Catch::Contains("'node'"));
 }

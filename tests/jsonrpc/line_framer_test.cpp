@@ -52,7 +52,8 @@ TEST_CASE("line framer: many messages in one read come out one by one, in order"
 TEST_CASE("line framer: a message split across many reads is reassembled") {
   for (std::size_t piece : {1, 2, 3, 7, 64}) {
     auto out = feed("{\"method\":\"tools/call\",\"id\":17}\n{\"x\":[]}\n", piece);
-    CHECK(out.lines == std::vector<std::string>{"{\"method\":\"tools/call\",\"id\":17}", "{\"x\":[]}"});
+    CHECK(out.lines ==
+          std::vector<std::string>{"{\"method\":\"tools/call\",\"id\":17}", "{\"x\":[]}"});
   }
 }
 
@@ -91,7 +92,8 @@ TEST_CASE("line framer: a 64 MiB line passes whole, in 64 KiB reads") {
   CHECK(out.lines[1] == "{\"after\":true}");
 }
 
-TEST_CASE("line framer: a line over the limit is reported once and skipped, the next one survives") {
+TEST_CASE(
+    "line framer: a line over the limit is reported once and skipped, the next one survives") {
   const std::string too_long(100, 'y');
   for (std::size_t piece : {1, 9, 1000}) {
     auto out = feed("{\"a\":1}\n" + too_long + "\n{\"b\":2}\n", piece, 50);

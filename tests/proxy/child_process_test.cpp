@@ -18,7 +18,8 @@ std::string read_all(int fd) {
   std::string text;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<std::size_t>(n));
   ::close(fd);
   return text;
 }
@@ -99,7 +100,8 @@ TEST_CASE("child process: destroying the owner kills the whole group") {
   }
   // SIGKILL is delivered before kill() returns, but the background sleep is only marked dead
   // when the kernel has torn it down: allow it a moment rather than sleeping a fixed time.
-  for (int i = 0; i < 500 && ctxguard::testing::group_exists(pgid); ++i) ::usleep(2000);
+  for (int i = 0; i < 500 && ctxguard::testing::group_exists(pgid); ++i)
+    ::usleep(2000);
   CHECK_FALSE(ctxguard::testing::group_exists(pgid));
 }
 

@@ -63,11 +63,13 @@ TEST_CASE("relay: a 64 MiB message passes whole") {
 TEST_CASE("relay: CRLF endings are accepted and forwarded as LF") {
   auto run = run_ctxguard(kMirror, {.input = "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n"
                                              "{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\r\n"});
-  CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\n");
+  CHECK(run.output ==
+        "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\n");
 }
 
 TEST_CASE("relay: a line that is not JSON is forwarded unchanged and logged as a warning") {
-  const std::string input = "this is not json\n{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n{\"half\":\n";
+  const std::string input =
+      "this is not json\n{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n{\"half\":\n";
   auto run = run_ctxguard(kMirror, {.input = input});
   CHECK(run.output == input);
   CHECK_THAT(run.log, Catch::Contains("not valid JSON"));
@@ -80,15 +82,18 @@ TEST_CASE("relay: a final line without newline is still delivered") {
 }
 
 TEST_CASE("relay: a line over --max-message-bytes is refused and the stream goes on") {
-  const std::string input = std::string(5000, 'z') + "\n{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n";
+  const std::string input =
+      std::string(5000, 'z') + "\n{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n";
   auto run = run_ctxguard(kMirror, {.flags = {"--max-message-bytes", "1024"}, .input = input});
   CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n");
   CHECK_THAT(run.log, Catch::Contains("longer than --max-message-bytes"));
 }
 
 TEST_CASE("relay: payloads stay out of the log at the default level") {
-  auto run = run_ctxguard(kMirror, {.input = R"({"jsonrpc":"2.0","method":"secret-method","params":{"token":"hunter2"}})"
-                                             "\n"});
+  auto run = run_ctxguard(
+      kMirror,
+      {.input = R"({"jsonrpc":"2.0","method":"secret-method","params":{"token":"hunter2"}})"
+                "\n"});
   CHECK_THAT(run.log, !Catch::Contains("hunter2"));
   CHECK_THAT(run.log, !Catch::Contains("secret-method"));
 }
@@ -100,8 +105,8 @@ TEST_CASE("lifecycle: requests in flight when the server exits get an error each
       "\n"
       R"({"jsonrpc":"2.0","id":"two","method":"resources/read"})"
       "\n";
-  auto run = run_ctxguard({"sh", "-c", "read -r line; exit 3"},
-                          {.input = input, .close_input = false});
+  auto run =
+      run_ctxguard({"sh", "-c", "read -r line; exit 3"}, {.input = input, .close_input = false});
   CHECK_FALSE(run.timed_out);
   CHECK(run.status.shell_status() == 3);
   REQUIRE(count_lines(run.output) == 2);
@@ -149,20 +154,20 @@ TEST_CASE("lifecycle: processes the server started do not outlive it") {
 }
 
 TEST_CASE("lifecycle: SIGTERM to ctxguard reaches the server, and its status is ctxguard's") {
-  auto run = run_ctxguard({"sh", "-c", "exec sleep 300"},
-                          {.close_input = false, .once_started = [](const std::string&, pid_t proxy) {
-                             ::kill(proxy, SIGTERM);
-                           }});
+  auto run = run_ctxguard(
+      {"sh", "-c", "exec sleep 300"},
+      {.close_input = false,
+       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGTERM); }});
   CHECK_FALSE(run.timed_out);
   CHECK(run.status.shell_status() == 128 + SIGTERM);
   CHECK_FALSE(group_exists(server_pid(run.log)));
 }
 
 TEST_CASE("lifecycle: SIGINT to ctxguard reaches the server's whole group") {
-  auto run = run_ctxguard({"sh", "-c", "sleep 300 & exec sleep 301"},
-                          {.close_input = false, .once_started = [](const std::string&, pid_t proxy) {
-                             ::kill(proxy, SIGINT);
-                           }});
+  auto run = run_ctxguard(
+      {"sh", "-c", "sleep 300 & exec sleep 301"},
+      {.close_input = false,
+       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGINT); }});
   CHECK(run.status.shell_status() == 128 + SIGINT);
   CHECK_FALSE(group_exists(server_pid(run.log)));
 }

@@ -13,16 +13,16 @@
 namespace ctxguard::testing {
 
 struct ProxyRun {
-  std::string output;         // everything ctxguard wrote to stdout
-  proxy::ExitStatus status;   // how ctxguard exited
-  std::string log;            // its log file
+  std::string output;        // everything ctxguard wrote to stdout
+  proxy::ExitStatus status;  // how ctxguard exited
+  std::string log;           // its log file
   bool timed_out = false;
 };
 
 struct ProxyOptions {
   std::vector<std::string> flags{};  // ctxguard options before `--`
-  std::string input{};             // written to ctxguard's stdin
-  bool close_input = true;         // close stdin after the input (false: keep it open to the end)
+  std::string input{};               // written to ctxguard's stdin
+  bool close_input = true;           // close stdin after the input (false: keep it open to the end)
   // Called once the log shows the server started, with the log text and ctxguard's pid.
   std::function<void(const std::string& log, pid_t ctxguard)> once_started{};
   std::chrono::seconds timeout{60};

@@ -43,9 +43,11 @@ TEST_CASE("router: client and server id spaces are separate even when the ids ov
   CHECK(router.in_flight(kClient) == 1);
   CHECK(router.in_flight(kServer) == 1);
 
-  auto client_answer = router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":0,"result":{}})"), {});
+  auto client_answer =
+      router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":0,"result":{}})"), {});
   CHECK(client_answer[0].method == "roots/list");
-  auto server_answer = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":0,"result":{}})"), {});
+  auto server_answer =
+      router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":0,"result":{}})"), {});
   CHECK(server_answer[0].method == kInitialize);
   CHECK(router.in_flight(kClient) == 0);
   CHECK(router.in_flight(kServer) == 0);
@@ -88,7 +90,8 @@ TEST_CASE("router: every element of a batch is tracked and answered") {
                        R"({"method":"notifications/initialized"}])"),
                  {});
   CHECK(router.in_flight(kClient) == 2);
-  auto routes = router.observe(kServer, parse(R"([{"id":2,"result":{}},{"id":1,"result":{}}])"), {});
+  auto routes =
+      router.observe(kServer, parse(R"([{"id":2,"result":{}},{"id":1,"result":{}}])"), {});
   REQUIRE(routes.size() == 2);
   CHECK(routes[0].method == kToolsCall);
   CHECK(routes[1].method == kToolsList);
@@ -97,10 +100,12 @@ TEST_CASE("router: every element of a batch is tracked and answered") {
 TEST_CASE("router: a cancelled request is forgotten, in the direction that sent it") {
   SessionRouter router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":5,"method":"tools/call"})"), {});
-  router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":5,"method":"sampling/createMessage"})"), {});
-  router.observe(kClient,
-                 parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})"),
+  router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":5,"method":"sampling/createMessage"})"),
                  {});
+  router.observe(
+      kClient,
+      parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}})"),
+      {});
   CHECK(router.in_flight(kClient) == 0);
   CHECK(router.in_flight(kServer) == 1);
 }
