@@ -13,7 +13,9 @@
 #include "proxy/proxy.hpp"
 #include "support/logging.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace ctxguard;
   proxy::ensure_standard_descriptors();
   proxy::ignore_sigpipe();
@@ -41,11 +43,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ctxguard: cannot open the log file: %s\n", error.what());
     return proxy::kExitUsage;
   }
+  return proxy::run_proxy(command_line.settings);
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Anything thrown here is a bug or resource exhaustion at start-up: one line, a clear status.
   try {
-    return proxy::run_proxy(command_line.settings);
+    return run(argc, argv);
   } catch (const std::exception& error) {
-    spdlog::critical("internal error: {}", error.what());
-    return proxy::kExitInternal;
+    std::fprintf(stderr, "ctxguard: internal error: %s\n", error.what());
+  } catch (...) {
+    std::fprintf(stderr, "ctxguard: internal error\n");
   }
+  return ctxguard::proxy::kExitInternal;
 }

@@ -29,7 +29,8 @@ class LineFramer {
 
   static constexpr std::size_t kOversizedPrefixBytes = 256;
 
-  explicit LineFramer(std::size_t max_line_bytes, std::size_t read_chunk_bytes = 64 * 1024);
+  explicit LineFramer(std::size_t max_line_bytes,
+                      std::size_t read_chunk_bytes = std::size_t{64} * 1024);
 
   // A writable region of at least `read_chunk_bytes` at the end of the buffered data.
   std::span<char> prepare();

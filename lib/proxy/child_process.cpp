@@ -45,8 +45,8 @@ void close_fd(int& fd) {
 
 // RAII for the posix_spawn attribute objects.
 struct SpawnSetup {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_t actions{};
+  posix_spawnattr_t attributes{};
   SpawnSetup() {
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attributes);
@@ -136,7 +136,7 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
       stdin_fd_(std::exchange(other.stdin_fd_, -1)),
       stdout_fd_(std::exchange(other.stdout_fd_, -1)),
-      exit_(std::move(other.exit_)) {}
+      exit_(other.exit_) {}
 
 ChildProcess::~ChildProcess() {
   close_fd(stdin_fd_);

@@ -3,13 +3,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <exception>
 #include <string>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -66,12 +66,29 @@ class Session {
   }
 
   int exit_status() const {
+    if (internal_error_) return kExitInternal;
     const auto& status = child_.exit_status();
     return status ? status->shell_status() : kExitInternal;
   }
 
  private:
-  void spawn(awaitable<void> task) { asio::co_spawn(io_, std::move(task), asio::detached); }
+  // Every task of the session runs through here. Nothing on the data path throws by design; if
+  // something does anyway (allocation failure, a bug), it is logged once and the session ends
+  // with kExitInternal instead of one direction silently stopping while the other goes on.
+  void spawn(awaitable<void> task) {
+    asio::co_spawn(io_, std::move(task), [this](const std::exception_ptr& error) {
+      if (!error) return;
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& exception) {
+        spdlog::critical("internal error, ending the session: {}", exception.what());
+      } catch (...) {
+        spdlog::critical("internal error, ending the session");
+      }
+      internal_error_ = true;
+      io_.stop();
+    });
+  }
 
   MessageWriter& destination(Direction direction) {
     return direction == Direction::kClientToServer ? to_server_ : to_client_;
@@ -304,6 +321,7 @@ class Session {
   bool stopping_ = false;
   bool server_output_done_ = false;
   bool finishing_ = false;
+  bool internal_error_ = false;
 };
 
 std::string join(const std::vector<std::string>& words) {

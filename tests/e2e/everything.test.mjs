@@ -28,14 +28,14 @@ import {
   closeAllSessions,
   connectDirect,
   connectProxied,
-  ctxguardAvailable,
-  ctxguardBin,
   normalize,
   serverCommand,
+  skipWithoutCtxguard,
   waitFor,
 } from './lib/harness.mjs';
 
-const SKIP = ctxguardAvailable() ? false : `ctxguard binary not found at ${ctxguardBin()} (set CTXGUARD_BIN)`;
+const SKIP = skipWithoutCtxguard();
+const T = { timeout: 30_000 };
 
 const ROOTS = [
   { uri: 'file:///tmp/ctxguard-e2e/root-a', name: 'Root A' },
@@ -167,13 +167,13 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     plog.taskStore?.cleanup();
   });
 
-  test('ctxguard logs the child pid', () => {
+  test('ctxguard logs the child pid', T, () => {
     const pid = proxied.serverPid();
     assert.ok(Number.isInteger(pid) && pid > 0, `no "server started: pid=" line in:\n${proxied.stderrText()}`);
     assert.notEqual(pid, proxied.pid, 'the logged pid must be the child, not ctxguard');
   });
 
-  test('initialize result: server info, capabilities, instructions', () => {
+  test('initialize result: server info, capabilities, instructions', T, () => {
     assert.deepEqual(proxied.client.getServerVersion(), direct.client.getServerVersion());
     assert.deepEqual(proxied.client.getServerCapabilities(), direct.client.getServerCapabilities());
     assert.equal(proxied.client.getInstructions(), direct.client.getInstructions());
@@ -181,11 +181,11 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.equal(direct.client.getServerVersion().name, 'mcp-servers/everything');
   });
 
-  test('ping', async () => {
+  test('ping', T, async () => {
     await same((c) => c.ping());
   });
 
-  test('tools/list (incl. the conditional tools)', async () => {
+  test('tools/list (incl. the conditional tools)', T, async () => {
     const d = await same((c) => c.listTools());
     const names = d.tools.map((t) => t.name);
     for (const n of ['echo', 'get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation',
@@ -194,7 +194,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     }
   });
 
-  test('prompts: list, get, complete', async () => {
+  test('prompts: list, get, complete', T, async () => {
     const d = await same((c) => c.listPrompts());
     assert.ok(d.prompts.length >= 4);
     await same((c) => c.getPrompt({ name: 'simple-prompt' }));
@@ -209,7 +209,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.deepEqual(comp.completion.values, ['David', 'Eve', 'Frank']);
   });
 
-  test('resources: list, templates, read, subscribe, completion', async () => {
+  test('resources: list, templates, read, subscribe, completion', T, async () => {
     const list = await same((c) => c.listResources());
     assert.ok(list.resources.length > 0);
     await same((c) => c.listResourceTemplates());
@@ -222,11 +222,11 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     await same((c) => c.setLoggingLevel('debug'));
   });
 
-  test('read of an unknown resource fails the same way', async () => {
+  test('read of an unknown resource fails the same way', T, async () => {
     await same((c) => c.readResource({ uri: 'demo://no/such/thing' }), { expectError: true });
   });
 
-  test('simple tools', async () => {
+  test('simple tools', T, async () => {
     await same(callTool('echo', { message: 'héllo wörld ✓ "quoted" \\ back\nslash' }));
     await same(callTool('get-sum', { a: 17, b: 25.5 }));
     for (const messageType of ['error', 'success', 'debug']) {
@@ -240,13 +240,13 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     await same(callTool('get-tiny-image'));
   });
 
-  test('tool errors are relayed unchanged', async () => {
+  test('tool errors are relayed unchanged', T, async () => {
     // Unknown tool and invalid arguments: the server answers with an error result.
     await same(callTool('no-such-tool'));
     await same(callTool('get-sum', { a: 'x' }));
   });
 
-  test('gzip-file-as-resource with a data: URL (no network), then read the session resource', async () => {
+  test('gzip-file-as-resource with a data: URL (no network), then read the session resource', T, async () => {
     const text = 'ctxguard '.repeat(200);
     const data = `data:text/plain;base64,${Buffer.from(text).toString('base64')}`;
     await same(callTool('gzip-file-as-resource', { name: 'inline.txt.gz', data, outputType: 'resource' }));
@@ -256,14 +256,14 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     await same((c) => c.listResources());
   });
 
-  test('toggle-simulated-logging and toggle-subscriber-updates (on, then off)', async () => {
+  test('toggle-simulated-logging and toggle-subscriber-updates (on, then off)', T, async () => {
     await same(callTool('toggle-simulated-logging'));
     await same(callTool('toggle-simulated-logging'));
     await same(callTool('toggle-subscriber-updates'));
     await same(callTool('toggle-subscriber-updates'));
   });
 
-  test('trigger-long-running-operation: progress notifications arrive in the same sequence', async () => {
+  test('trigger-long-running-operation: progress notifications arrive in the same sequence', T, async () => {
     // Compare the wire (the SDK runs notification handlers asynchronously and
     // responses synchronously, so even direct onprogress may miss the last one).
     const [d, p] = await Promise.all([direct, proxied].map(async (s) => {
@@ -288,7 +288,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.deepEqual(p, d);
   });
 
-  test('trigger-sampling-request: server-to-client sampling round-trips through ctxguard', async () => {
+  test('trigger-sampling-request: server-to-client sampling round-trips through ctxguard', T, async () => {
     const before = [dlog.requests.length, plog.requests.length];
     const d = await same(callTool('trigger-sampling-request', { prompt: 'What is a proxy?', maxTokens: 50 }));
     assert.match(d.content[0].text, /sampled answer to: Resource trigger-sampling-request context: What is a proxy\?/);
@@ -297,7 +297,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.equal(dlog.requests.at(-1).method, 'sampling/createMessage');
   });
 
-  test('get-roots-list: server-to-client roots/list round-trips through ctxguard', async () => {
+  test('get-roots-list: server-to-client roots/list round-trips through ctxguard', T, async () => {
     const d = await same(callTool('get-roots-list'));
     assert.match(d.content[0].text, /Current MCP Roots \(2 total\)/);
     assert.match(d.content[0].text, /file:\/\/\/tmp\/ctxguard-e2e\/root-b/);
@@ -315,7 +315,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     }
   });
 
-  test('trigger-elicitation-request: form elicitation answered by the client handler', async () => {
+  test('trigger-elicitation-request: form elicitation answered by the client handler', T, async () => {
     const d = await same(callTool('trigger-elicitation-request'));
     assert.match(d.content[0].text, /User provided the requested information/);
     assert.match(d.content[1].text, /Name: Ada Lovelace/);
@@ -323,7 +323,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.deepEqual(last(plog), last(dlog));
   });
 
-  test('trigger-url-elicitation: request path and -32042 error path', async () => {
+  test('trigger-url-elicitation: request path and -32042 error path', T, async () => {
     const args = { url: 'https://example.com/authorize', message: 'Open me', elicitationId: 'e2e-elicitation-1' };
     const d = await same(callTool('trigger-url-elicitation', args));
     assert.match(d.content[0].text, /User completed the URL elicitation flow/);
@@ -334,7 +334,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     await same(callTool('trigger-url-elicitation', errArgs));
   });
 
-  test('simulate-research-query: task-based tool call (tasks/get, tasks/result) through ctxguard', async () => {
+  test('simulate-research-query: task-based tool call (tasks/get, tasks/result) through ctxguard', T, async () => {
     const run = async (c) => {
       const messages = [];
       const stream = c.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic: 'python', ambiguous: true } });
@@ -352,17 +352,17 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.match(d.at(-1).result.content[0].text, /Research Report: python \(programming\)/);
   });
 
-  test('trigger-sampling-request-async: client-side task polled by the server through ctxguard', async () => {
+  test('trigger-sampling-request-async: client-side task polled by the server through ctxguard', T, async () => {
     const d = await same(callTool('trigger-sampling-request-async', { prompt: 'async please', maxTokens: 20 }));
     assert.match(d.content[0].text, /\[COMPLETED\] Async sampling completed!/);
   });
 
-  test('trigger-elicitation-request-async: client-side task polled by the server through ctxguard', async () => {
+  test('trigger-elicitation-request-async: client-side task polled by the server through ctxguard', T, async () => {
     const d = await same(callTool('trigger-elicitation-request-async'));
     assert.match(d.content[0].text, /\[COMPLETED\] User provided the requested information!/);
   });
 
-  test('server-to-client requests and notifications seen by both clients are the same', () => {
+  test('server-to-client requests and notifications seen by both clients are the same', T, () => {
     assert.deepEqual(norm(plog.requests), norm(dlog.requests));
     // Logging messages of the simulated logger have a random level: compare methods only.
     const methods = (log) => log.notifications.map((n) => n.method).sort();

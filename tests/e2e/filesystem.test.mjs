@@ -13,23 +13,27 @@ import {
   closeAllSessions,
   connectDirect,
   connectProxied,
-  ctxguardAvailable,
-  ctxguardBin,
   jsonBytes,
   makeDataFolder,
   makeTempDir,
   normalize,
   removeDir,
   serverCommand,
+  skipWithoutCtxguard,
 } from './lib/harness.mjs';
 
-const SKIP = ctxguardAvailable() ? false : `ctxguard binary not found at ${ctxguardBin()} (set CTXGUARD_BIN)`;
+const SKIP = skipWithoutCtxguard();
+const T = { timeout: 30_000 };
 
 const TOOLS = [
   'read_file', 'read_text_file', 'read_media_file', 'read_multiple_files', 'write_file', 'edit_file',
   'create_directory', 'list_directory', 'list_directory_with_sizes', 'directory_tree', 'move_file',
   'search_files', 'get_file_info', 'list_allowed_directories',
 ];
+
+// Never read (not even by this test), so that its atime stays the fixed one
+// and get_file_info can compare it strictly.
+const UNREAD = path.join('scratch', 'info-only.txt');
 
 /** Map of relative path -> content (or '<dir>') of a folder, for comparing the two folders on disk. */
 function snapshot(root) {
@@ -38,7 +42,8 @@ function snapshot(root) {
     for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = path.join(dir, e.name);
       const rel = path.relative(root, p);
-      if (e.isDirectory()) { out[rel] = '<dir>'; walk(p); } else out[rel] = fs.readFileSync(p, 'utf8');
+      if (e.isDirectory()) { out[rel] = '<dir>'; walk(p); } else if (rel === UNREAD) out[rel] = `<${fs.statSync(p).size} bytes>`;
+      else out[rel] = fs.readFileSync(p, 'utf8');
     }
   };
   walk(root);
@@ -97,13 +102,13 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     removeDir(tmp);
   });
 
-  test('the two generated folders are identical', () => {
+  test('the two generated folders are identical', T, () => {
     assert.deepEqual(snapshot(proot), snapshot(droot));
     const files = Object.values(snapshot(droot)).filter((v) => v !== '<dir>').length;
     assert.ok(files >= 250, `only ${files} files generated`);
   });
 
-  test('initialize result and tools/list', async () => {
+  test('initialize result and tools/list', T, async () => {
     assert.deepEqual(proxied.client.getServerVersion(), direct.client.getServerVersion());
     assert.deepEqual(proxied.client.getServerCapabilities(), direct.client.getServerCapabilities());
     assert.equal(proxied.client.getInstructions(), direct.client.getInstructions());
@@ -112,22 +117,23 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     await same((c) => c.ping());
   });
 
-  test('list_allowed_directories', async () => {
+  test('list_allowed_directories', T, async () => {
     const r = await same(call('list_allowed_directories', () => ({})));
     assert.equal(text(r), `Allowed directories:\n${droot}`);
   });
 
-  test('get_file_info (birth time normalized; the file is never read, so atime is the fixed one)', async () => {
+  test('get_file_info (birth time normalized; the file is never read, so atime is the fixed one)', T, async () => {
     const blank = (keys) => (v) => JSON.parse(JSON.stringify(v).replace(new RegExp(`(${keys.join('|')}): [^\\\\"]*`, 'g'), '$1: <TIME>'));
-    const r = await same(call('get_file_info', (root) => ({ path: path.join(root, 'scratch', 'info-only.txt') })), { fix: blank(['created']) });
+    const r = await same(call('get_file_info', (root) => ({ path: path.join(root, UNREAD) })), { fix: blank(['created']) });
     assert.match(text(r), /size: 31\n/);
     assert.match(text(r), new RegExp(`modified: ${FIXED_MTIME.toString().slice(0, 24)}`));
     assert.match(text(r), /isFile: true/);
+    assert.match(text(r), new RegExp(`accessed: ${FIXED_MTIME.toString().slice(0, 24)}`));
     // A directory: listing elsewhere in this suite may update its atime.
     await same(call('get_file_info', (root) => ({ path: path.join(root, 'docs', 'guide') })), { fix: blank(['created', 'accessed']) });
   });
 
-  test('read_text_file: whole file, head, tail, and the whole 10,000-line log (large answer)', async () => {
+  test('read_text_file: whole file, head, tail, and the whole 10,000-line log (large answer)', T, async () => {
     await same(call('read_text_file', (root) => ({ path: path.join(root, 'README.md') })));
     const head = await same(call('read_text_file', (root) => ({ path: path.join(root, 'logs', 'app.log'), head: 25 })));
     assert.equal(text(head).split('\n').length, 25);
@@ -145,11 +151,11 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     await same(call('read_text_file', (root) => ({ path: path.join(root, 'notes.txt'), head: 1, tail: 1 })), { expectError: true });
   });
 
-  test('read_file (deprecated alias)', async () => {
+  test('read_file (deprecated alias)', T, async () => {
     await same(call('read_file', (root) => ({ path: path.join(root, 'todo.md') })));
   });
 
-  test('read_media_file: image and non-media (embedded resource)', async () => {
+  test('read_media_file: image and non-media (embedded resource)', T, async () => {
     const img = await same(call('read_media_file', (root) => ({ path: path.join(root, 'images', 'pixel.png') })));
     assert.equal(img.content[0].type, 'image');
     assert.equal(img.content[0].mimeType, 'image/png');
@@ -157,7 +163,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.equal(res.content[0].type, 'resource');
   });
 
-  test('read_multiple_files (one missing)', async () => {
+  test('read_multiple_files (one missing)', T, async () => {
     const r = await same(call('read_multiple_files', (root) => ({
       paths: [path.join(root, 'README.md'), path.join(root, 'data', 'small.csv'), path.join(root, 'missing.txt'),
         path.join(root, 'src', 'module_03', 'io', 'file_05.ts')],
@@ -165,7 +171,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.match(text(r), /missing\.txt: Error - /);
   });
 
-  test('list_directory and list_directory_with_sizes', async () => {
+  test('list_directory and list_directory_with_sizes', T, async () => {
     const r = await same(call('list_directory', (root) => ({ path: root })));
     assert.match(text(r), /\[DIR\] src/);
     await same(call('list_directory', (root) => ({ path: path.join(root, 'src', 'module_02', 'util') })));
@@ -174,7 +180,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     await same(call('list_directory_with_sizes', (root) => ({ path: path.join(root, 'data'), sortBy: 'size' })));
   });
 
-  test('directory_tree of the whole folder (large answer) and with excludes', async () => {
+  test('directory_tree of the whole folder (large answer) and with excludes', T, async () => {
     const r = await same(call('directory_tree', (root) => ({ path: root })));
     const tree = JSON.parse(text(r));
     assert.ok(tree.some((e) => e.name === 'src' && e.type === 'directory'));
@@ -182,14 +188,14 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     await same(call('directory_tree', (root) => ({ path: root, excludePatterns: ['src', '**/*.log'] })));
   });
 
-  test('search_files', async () => {
+  test('search_files', T, async () => {
     const r = await same(call('search_files', (root) => ({ path: root, pattern: '**/*.md' })));
     assert.ok(text(r).split('\n').length > 50);
     await same(call('search_files', (root) => ({ path: root, pattern: '**/file_0[0-3].*', excludePatterns: ['src/module_01/**'] })));
     await same(call('search_files', (root) => ({ path: root, pattern: '**/*.nothing' })));
   });
 
-  test('write_file: create, overwrite, read back', async () => {
+  test('write_file: create, overwrite, read back', T, async () => {
     const content = 'first line\nsecond line — with “unicode” ✓\n';
     await same(call('write_file', (root) => ({ path: path.join(root, 'scratch', 'new.txt'), content })));
     await same(call('write_file', (root) => ({ path: path.join(root, 'scratch', 'new.txt'), content: content + 'third line\n' })));
@@ -201,7 +207,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.equal(fs.readFileSync(path.join(proot, 'scratch', 'big-write.txt'), 'utf8'), big);
   });
 
-  test('edit_file: dry run, then real edit', async () => {
+  test('edit_file: dry run, then real edit', T, async () => {
     const edits = [{ oldText: 'line two', newText: 'line 2 (edited)' }, { oldText: 'the end', newText: 'the real end' }];
     const dry = await same(call('edit_file', (root) => ({ path: path.join(root, 'scratch', 'edit-me.txt'), edits, dryRun: true })));
     assert.match(text(dry), /\+line 2 \(edited\)/);
@@ -213,7 +219,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
       { expectError: true });
   });
 
-  test('create_directory and move_file', async () => {
+  test('create_directory and move_file', T, async () => {
     await same(call('create_directory', (root) => ({ path: path.join(root, 'scratch', 'a', 'b', 'c') })));
     await same(call('move_file', (root) => ({ source: path.join(root, 'scratch', 'move-me.txt'), destination: path.join(root, 'scratch', 'a', 'b', 'moved.txt') })));
     await same(call('list_directory', (root) => ({ path: path.join(root, 'scratch', 'a', 'b') })));
@@ -222,12 +228,12 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
       { expectError: true });
   });
 
-  test('access outside the allowed directory is refused the same way', async () => {
+  test('access outside the allowed directory is refused the same way', T, async () => {
     await same(call('read_text_file', () => ({ path: '/etc/hostname' })), { expectError: true });
     await same(call('list_directory', (root) => ({ path: path.join(root, '..', '..') })), { expectError: true });
   });
 
-  test('many concurrent requests, large and small, interleaved', async () => {
+  test('many concurrent requests, large and small, interleaved', T, async () => {
     const calls = [];
     for (let i = 0; i < 6; i++) {
       calls.push(['read_text_file', (root) => ({ path: path.join(root, 'logs', 'app.log'), head: 2000 + i })]);
@@ -239,7 +245,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
       { fix: (v) => JSON.parse(JSON.stringify(v).replace(/(created|accessed): [^\\"]*/g, '$1: <TIME>')) });
   });
 
-  test('both folders end up identical on disk', () => {
+  test('both folders end up identical on disk', T, () => {
     assert.deepEqual(snapshot(proot), snapshot(droot));
   });
 });

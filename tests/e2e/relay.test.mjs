@@ -6,16 +6,18 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ctxguardAvailable, ctxguardBin, killAllRaw, rawProxy, rawServerCommand, waitFor } from './lib/harness.mjs';
+import { killAllRaw, rawProxy, rawServerCommand, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 
-const SKIP = ctxguardAvailable() ? false : `ctxguard binary not found at ${ctxguardBin()} (set CTXGUARD_BIN)`;
+const T = { timeout: 30_000 };
+
+const SKIP = skipWithoutCtxguard();
 
 const responseLine = (id, line) => JSON.stringify({ jsonrpc: '2.0', id, result: { line } });
 
 describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
   after(() => killAllRaw());
 
-  test('client-to-server and server-to-client lines are relayed byte for byte', async () => {
+  test('client-to-server and server-to-client lines are relayed byte for byte', T, async () => {
     const g = rawProxy(rawServerCommand());
     const requests = [
       '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1.50,"b":1e3,"c":-0.0}}}',
@@ -47,21 +49,21 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     // Nothing else on stdout: only protocol lines.
     assert.equal(lines.length, requests.length + emitted.length, lines.join('\n'));
     g.end();
-    const { code } = await g.exited;
+    const { code } = await within(g.exited, 8000, 'ctxguard exit');
     assert.equal(code, 0);
   });
 
-  test('ids of every kind come back as they were sent', async () => {
+  test('ids of every kind come back as they were sent', T, async () => {
     const g = rawProxy(rawServerCommand());
     const ids = [0, 7, -1, 2 ** 53 - 1, 'abc', '', 'ünïcødé', '1'];
     for (const id of ids) await g.send(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`);
     await waitFor(() => g.lines().length === ids.length, 5000, 'all answers');
     assert.deepEqual(g.messages().map((m) => m.id), ids);
     g.end();
-    await g.exited;
+    await within(g.exited, 8000, 'ctxguard exit');
   });
 
-  test('very large lines both ways (4 MB)', async () => {
+  test('very large lines both ways (4 MB)', T, async () => {
     const g = rawProxy(rawServerCommand());
     const big = 'x'.repeat(4 * 1024 * 1024);
     const request = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'echo', params: { big } });
@@ -74,10 +76,10 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     assert.equal(relayed.length, notification.length);
     assert.equal(relayed, notification);
     g.end();
-    assert.equal((await g.exited).code, 0);
+    assert.equal((await within(g.exited, 8000, 'ctxguard exit')).code, 0);
   });
 
-  test('a burst of 3000 requests written at once: every answer, in order', async () => {
+  test('a burst of 3000 requests written at once: every answer, in order', T, async () => {
     const g = rawProxy(rawServerCommand());
     const n = 3000;
     let text = '';
@@ -86,10 +88,10 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     await waitFor(() => g.lines().length >= n, 20_000, `${n} answers`);
     assert.deepEqual(g.messages().map((m) => m.id), Array.from({ length: n }, (_, i) => i + 1));
     g.end();
-    assert.equal((await g.exited).code, 0);
+    assert.equal((await within(g.exited, 8000, 'ctxguard exit')).code, 0);
   });
 
-  test('server exits with requests in flight: one -32000 error per request, exit status relayed', async () => {
+  test('server exits with requests in flight: one -32000 error per request, exit status relayed', T, async () => {
     const g = rawProxy(rawServerCommand());
     await g.send('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
     await g.waitForLine((l) => l.includes('"id":1,'));
@@ -97,7 +99,7 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     await g.send('{"jsonrpc":"2.0","id":7,"method":"test/hold"}\n{"jsonrpc":"2.0","id":"abc","method":"test/hold"}\n{"jsonrpc":"2.0","id":0,"method":"test/hold"}\n');
     await new Promise((r) => setTimeout(r, 200));
     await g.send('{"jsonrpc":"2.0","method":"test/exit","params":{"code":5}}\n');
-    const { code } = await g.exited;
+    const { code } = await within(g.exited, 8000, 'ctxguard exit');
     assert.equal(code, 5, `ctxguard exit status; stderr:\n${g.stderrText()}`);
     const msgs = g.messages();
     const errors = msgs.filter((m) => m.error);
@@ -113,12 +115,12 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     assert.equal(msgs.filter((m) => m.id === 1).length, 1);
   });
 
-  test('server killed by a signal: exit status 128+signal (SIGTERM -> 143)', async () => {
+  test('server killed by a signal: exit status 128+signal (SIGTERM -> 143)', T, async () => {
     const g = rawProxy(rawServerCommand());
     await g.send('{"jsonrpc":"2.0","id":9,"method":"test/hold"}\n');
     await new Promise((r) => setTimeout(r, 100));
     await g.send('{"jsonrpc":"2.0","method":"test/exit","params":{"signal":"SIGTERM"}}\n');
-    const { code } = await g.exited;
+    const { code } = await within(g.exited, 8000, 'ctxguard exit');
     assert.equal(code, 143);
     const err = g.messages().find((m) => m.id === 9);
     assert.equal(err?.error?.code, -32000);

@@ -37,6 +37,16 @@ export function ctxguardAvailable() {
   }
 }
 
+/**
+ * `skip` option for suites that need ctxguard: false (run) if the binary is
+ * there or CTXGUARD_BIN names it explicitly (a wrong CTXGUARD_BIN must fail,
+ * not skip); otherwise the reason to skip.
+ */
+export function skipWithoutCtxguard() {
+  if (process.env.CTXGUARD_BIN || ctxguardAvailable()) return false;
+  return `ctxguard binary not found at ${ctxguardBin()} (build it, or set CTXGUARD_BIN)`;
+}
+
 const SERVER_ENTRIES = {
   everything: { entry: path.join(MCP_DIR, 'server-everything', 'dist', 'index.js'), fixedArgs: ['stdio'] },
   filesystem: { entry: path.join(MCP_DIR, 'server-filesystem', 'dist', 'index.js'), fixedArgs: [] },
@@ -306,6 +316,13 @@ export function pidAlive(pid) {
   }
 }
 
+/** Resolve with `promise`, or reject if it takes longer than `ms`. */
+export function within(promise, ms, what = 'operation') {
+  let timer;
+  const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms); });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** Poll `predicate` (sync or async) every 25 ms until it is truthy; returns its value. */
 export async function waitFor(predicate, timeoutMs = 5000, what = 'condition') {
   const deadline = Date.now() + timeoutMs;
@@ -498,11 +515,6 @@ export function normalize(value, { replace = [], uuids = false, isoTimes = false
     return v;
   };
   return walk(value);
-}
-
-/** Run `fn` on the direct and the proxied session concurrently. */
-export async function both(direct, proxied, fn) {
-  return Promise.all([fn(direct), fn(proxied)]);
 }
 
 /** Size in bytes of the JSON text of a value. */
