@@ -1,6 +1,7 @@
 #include "jsonrpc/line_framer.hpp"
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -123,4 +124,35 @@ TEST_CASE("line framer: memory held after a huge line is given back") {
   REQUIRE(framer.next());
   CHECK(framer.prepare().size() < 64 * 1024);
   CHECK(framer.buffered() == 0);
+}
+
+TEST_CASE("line framer: any way of cutting the input into reads gives the same lines") {
+  // Seeded, so a failure reproduces. The reference is a plain split at '\n' with CR and empty
+  // lines dropped, which is what the framer promises.
+  std::mt19937 random(20261122);
+  for (int round = 0; round < 200; ++round) {
+    std::string input;
+    const int lines = std::uniform_int_distribution<int>(0, 30)(random);
+    for (int i = 0; i < lines; ++i) {
+      const int length = std::uniform_int_distribution<int>(0, 300)(random);
+      for (int c = 0; c < length; ++c) {
+        input += static_cast<char>(std::uniform_int_distribution<int>(' ', '~')(random));
+      }
+      input += std::uniform_int_distribution<int>(0, 3)(random) == 0 ? "\r\n" : "\n";
+    }
+    std::vector<std::string> expected;
+    std::size_t start = 0;
+    for (std::size_t newline; (newline = input.find('\n', start)) != std::string::npos;
+         start = newline + 1) {
+      std::string line = input.substr(start, newline - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) expected.push_back(line);
+    }
+    const std::size_t piece = std::uniform_int_distribution<std::size_t>(1, 700)(random);
+    const std::size_t chunk = std::uniform_int_distribution<std::size_t>(1, 512)(random);
+    auto out = feed(input, piece, 1 << 20, chunk);
+    INFO("round " << round << ", piece " << piece << ", chunk " << chunk);
+    CHECK(out.lines == expected);
+    CHECK(out.oversized.empty());
+  }
 }
