@@ -195,9 +195,12 @@ class Session {
     }
   }
 
+  // Called on SIGCHLD and from every poll while stopping: whichever reaps the server first, its
+  // exit is handled exactly once (a poll that reaped it silently once left the session hanging).
   void check_child() {
-    const bool known = child_.exit_status().has_value();
-    if (!child_.try_wait() || known) return;  // also reaps what the server left behind
+    child_.try_wait();  // also reaps what the server left behind
+    if (!child_.exit_status() || exit_handled_) return;
+    exit_handled_ = true;
     const ExitStatus& status = *child_.exit_status();
     if (client_gone_) {
       spdlog::info("server {}", status.describe());
@@ -224,7 +227,7 @@ class Session {
   }
 
   bool server_stopped() {
-    child_.try_wait();
+    check_child();
     return child_.exit_status() && !child_.group_alive();
   }
 
@@ -322,6 +325,7 @@ class Session {
   bool server_output_done_ = false;
   bool finishing_ = false;
   bool internal_error_ = false;
+  bool exit_handled_ = false;
 };
 
 std::string join(const std::vector<std::string>& words) {

@@ -2,13 +2,12 @@
 // give JSON-equal answers, including server-to-client requests (sampling,
 // elicitation, roots, client-side tasks) and progress notifications.
 //
-// Tools NOT called:
-//  - gzip-file-as-resource with its default http(s) URL: the test machine has
-//    no network. It IS called with a data: URL, which needs no fetch.
-//  - trigger-url-elicitation's browser step: no human opens the link; the
-//    client's elicitation handler answers "accept" instead (both the request
-//    path and the -32042 error path are covered).
-// Every other tool is called.
+// Every tool is called (the last test checks that). Two need a stand-in:
+//  - gzip-file-as-resource fetches its default http(s) URL, and the test
+//    machine has no network: it is called with a data: URL instead.
+//  - trigger-url-elicitation wants a human to open a browser: the client's
+//    elicitation handler answers "accept" instead (request path and the
+//    -32042 error path are both covered).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -360,6 +359,15 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
   test('trigger-elicitation-request-async: client-side task polled by the server through ctxguard', T, async () => {
     const d = await same(callTool('trigger-elicitation-request-async'));
     assert.match(d.content[0].text, /\[COMPLETED\] User provided the requested information!/);
+  });
+
+  test('every tool was called, on both sessions', T, async () => {
+    const { tools } = await direct.client.listTools();
+    const called = (s) => new Set(s.wire.filter((m) => m.dir === 'out' && m.msg.method === 'tools/call').map((m) => m.msg.params.name));
+    for (const s of [direct, proxied]) {
+      const missing = tools.map((t) => t.name).filter((n) => !called(s).has(n));
+      assert.deepEqual(missing, [], 'tools never called');
+    }
   });
 
   test('server-to-client requests and notifications seen by both clients are the same', T, () => {

@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
@@ -182,4 +184,25 @@ TEST_CASE("lifecycle: a command that cannot be started exits 127 with a clear li
 TEST_CASE("lifecycle: the server is found on PATH like a shell would") {
   auto run = run_ctxguard({"env", "true"});  // `env` lives in /usr/bin, found through PATH
   CHECK(run.status.shell_status() == 0);
+}
+
+TEST_CASE("lifecycle: a server exiting while ctxguard waits for it is noticed, under load too") {
+  // Regression: the stop-polling reaped the server before SIGCHLD was handled, and the session
+  // then waited forever. Many sessions at once on a 2-core machine make that ordering likely.
+  constexpr int kSessions = 16;
+  std::vector<ProxyRun> runs(kSessions);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kSessions; ++i) {
+    threads.emplace_back([&runs, i] {
+      runs[i] = run_ctxguard({"sh", "-c", "sleep 0.05; exit 3"},
+                             {.flags = {"--shutdown-timeout", "30", "--kill-timeout", "30"},
+                              .timeout = std::chrono::seconds(20)});
+    });
+  }
+  for (auto& thread : threads)
+    thread.join();
+  for (const ProxyRun& run : runs) {
+    CHECK_FALSE(run.timed_out);
+    CHECK(run.status.shell_status() == 3);
+  }
 }
