@@ -46,6 +46,55 @@ Envelope classify(const json::value& value) {
   return envelope;
 }
 
+std::optional<std::string> replace_lone_surrogates(std::string_view text) {
+  const auto hex4 = [&](std::size_t at) -> int {
+    if (at + 4 > text.size()) return -1;
+    int value = 0;
+    for (std::size_t i = at; i < at + 4; ++i) {
+      const char c = text[i];
+      value <<= 4;
+      if (c >= '0' && c <= '9') {
+        value |= c - '0';
+      } else if (c >= 'a' && c <= 'f') {
+        value |= c - 'a' + 10;
+      } else if (c >= 'A' && c <= 'F') {
+        value |= c - 'A' + 10;
+      } else {
+        return -1;
+      }
+    }
+    return value;
+  };
+  const auto is_high = [](int unit) { return unit >= 0xD800 && unit <= 0xDBFF; };
+  const auto is_low = [](int unit) { return unit >= 0xDC00 && unit <= 0xDFFF; };
+
+  std::optional<std::string> repaired;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '\\') continue;
+    if (text[i + 1] != 'u') {
+      ++i;  // `\\`, `\"`, ...: skip the escaped character
+      continue;
+    }
+    const int unit = hex4(i + 2);
+    bool lone = false;
+    std::size_t length = 6;
+    if (is_high(unit)) {
+      const bool paired =
+          i + 7 < text.size() && text[i + 6] == '\\' && text[i + 7] == 'u' && is_low(hex4(i + 8));
+      lone = !paired;
+      if (paired) length = 12;
+    } else {
+      lone = is_low(unit);
+    }
+    if (lone) {
+      if (!repaired) repaired.emplace(text);
+      repaired->replace(i, 6, "\\ufffd");  // same length: later offsets stay valid
+    }
+    i += length - 1;
+  }
+  return repaired;
+}
+
 Result<Message> parse_message(std::string_view line) {
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
@@ -54,7 +103,15 @@ Result<Message> parse_message(std::string_view line) {
   std::error_code ec;
   Message message;
   message.document = json::parse(line, ec, {}, options);
-  if (ec) return Error::kInvalidJson;
+  if (ec) {
+    // JavaScript servers emit lone surrogates (`\ud83d` from text cut mid-emoji) and Boost.JSON
+    // rejects them. Route such a message by a repaired copy; its original bytes are forwarded.
+    const auto repaired = replace_lone_surrogates(line);
+    if (!repaired) return Error::kInvalidJson;
+    ec.clear();
+    message.document = json::parse(*repaired, ec, {}, options);
+    if (ec) return Error::kInvalidJson;
+  }
 
   if (const json::array* batch = message.document.if_array()) {
     if (batch->empty()) return Error::kEmptyBatch;

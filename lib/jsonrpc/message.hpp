@@ -5,6 +5,7 @@
 // message is recognised by its members (`method`, `id`, `result`/`error`) and the `jsonrpc`
 // member is not checked. What cannot be classified is still forwarded by the caller.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,10 @@ inline constexpr std::size_t kMaxJsonDepth = 4096;
 // Parses and classifies one line. Errors: Error::kInvalidJson for text that is not JSON,
 // Error::kEmptyBatch for `[]`. A JSON value that is not JSON-RPC parses fine with kUnknown.
 Result<Message> parse_message(std::string_view line);
+
+// A copy of `text` with every JSON escape of a lone UTF-16 surrogate (`\ud800` without its pair)
+// replaced by `\ufffd`, or nullopt when there is none. Same length as the input.
+std::optional<std::string> replace_lone_surrogates(std::string_view text);
 
 // Classifies one JSON value (a message or a batch element).
 Envelope classify(const boost::json::value& value);

@@ -1,5 +1,6 @@
 #include "jsonrpc/message.hpp"
 
+#include <optional>
 #include <string>
 
 #include <boost/json/parse.hpp>
@@ -88,4 +89,26 @@ TEST_CASE("message: an error response echoes the id with its exact type") {
   CHECK(numeric.at("error").at("code").as_int64() == -32000);
   CHECK(numeric.at("error").at("message").as_string() == "gone");
   CHECK(numeric.at("jsonrpc").as_string() == "2.0");
+}
+
+TEST_CASE("message: a lone surrogate escape (JavaScript text cut mid-emoji) still routes") {
+  for (const char* line : {R"({"jsonrpc":"2.0","id":1,"result":{"text":"cut \ud83d"}})",
+                           R"({"jsonrpc":"2.0","id":1,"result":{"text":"\ude00 tail"}})",
+                           R"({"jsonrpc":"2.0","id":1,"result":{"text":"\uD83D\uD83D\uDE00"}})"}) {
+    auto message = jsonrpc::parse_message(line);
+    REQUIRE(message.has_value());
+    CHECK(message->envelopes[0].kind == Kind::kResponse);
+    CHECK(message->envelopes[0].id.as_int64() == 1);
+  }
+}
+
+TEST_CASE("message: surrogate repair touches only lone surrogate escapes") {
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\ud83d\ude00 pair")") == std::nullopt);
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\\ud83d is text")") == std::nullopt);
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\u0041")") == std::nullopt);
+  CHECK(jsonrpc::replace_lone_surrogates(R"("a\ud83db")") == std::string(R"("a\ufffdb")"));
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\ud83d\ud83d\ude00")") ==
+        std::string(R"("\ufffd\ud83d\ude00")"));
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\\\udc00")") == std::string(R"("\\\ufffd")"));
+  CHECK(jsonrpc::replace_lone_surrogates(R"("\ud83")") == std::nullopt);  // cut short: not ours
 }

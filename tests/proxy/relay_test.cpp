@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -205,4 +207,19 @@ TEST_CASE("lifecycle: a server exiting while ctxguard waits for it is noticed, u
     CHECK_FALSE(run.timed_out);
     CHECK(run.status.shell_status() == 3);
   }
+}
+
+TEST_CASE("relay: an answer holding a lone surrogate is relayed as is and matched to its request") {
+  // Regression guard: Boost.JSON rejects `\ud83d` alone; such an answer must still resolve its
+  // request, or the server's exit would make ctxguard send a second, bogus answer for it.
+  const std::string answer = R"({"jsonrpc":"2.0","id":1,"result":{"text":"cut \ud83d"}})";
+  const std::string file = "/tmp/ctxguard-surrogate-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(file) << answer << "\n";
+  auto run = run_ctxguard({"sh", "-c", "read -r line; cat \"$0\"", file},
+                          {.input = R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})"
+                                    "\n",
+                           .close_input = false});
+  std::remove(file.c_str());
+  CHECK(run.output == answer + "\n");
+  CHECK(run.status.shell_status() == 0);
 }
