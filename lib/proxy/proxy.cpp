@@ -289,12 +289,13 @@ class Session {
       spdlog::warn("answering {} request(s) still in flight with an error: {}", abandoned.size(),
                    reason);
     }
+    // A client that never reads must not keep ctxguard alive: sends below may wait for space.
+    spawn(stop_after(settings_.lifecycle.kill_timeout));
     for (const session::PendingRequest& request : abandoned) {
       co_await to_client_.send(jsonrpc::make_error_response(
           request.id, jsonrpc::kConnectionClosed, reason + " before answering " + request.method));
     }
     to_client_.close();
-    spawn(stop_after(settings_.lifecycle.kill_timeout));  // a client that never reads
     co_await to_client_.wait_done();
     if (child_.group_alive()) {
       // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.
