@@ -109,7 +109,7 @@ describe('ctxguard lifecycle', { skip: SKIP, timeout: 90_000 }, () => {
       await g.waitForLine((l) => l.includes(`"id":${i},`), 10_000);
       g.end();
       try {
-        return { i, ...(await within(g.exited, 3000, 'ctxguard exit')) };
+        return { i, ...(await within(g.exited, 8000, 'ctxguard exit')) };
       } catch {
         return { i, hung: true, stderr: g.stderrText() };
       }
