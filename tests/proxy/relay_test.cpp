@@ -223,3 +223,12 @@ TEST_CASE("relay: an answer holding a lone surrogate is relayed as is and matche
   CHECK(run.output == answer + "\n");
   CHECK(run.status.shell_status() == 0);
 }
+
+TEST_CASE("lifecycle: SIGHUP does not end the session (it is reserved for config reload)") {
+  auto run = run_ctxguard(
+      {"sh", "-c", "sleep 0.3"},
+      {.close_input = false,
+       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGHUP); }});
+  CHECK(run.status.shell_status() == 0);
+  CHECK_THAT(run.log, Catch::Contains("SIGHUP"));
+}
