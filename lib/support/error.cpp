@@ -11,16 +11,8 @@ class ErrorCategory final : public std::error_category {
     switch (static_cast<Error>(value)) {
       case Error::kInvalidJson:
         return "line is not valid JSON";
-      case Error::kNotJsonRpc:
-        return "JSON value is not a JSON-RPC 2.0 message";
       case Error::kEmptyBatch:
         return "empty JSON-RPC batch";
-      case Error::kMessageTooLarge:
-        return "message exceeds the maximum message size";
-      case Error::kUsage:
-        return "command line not understood";
-      case Error::kMissingCommand:
-        return "missing server command";
     }
     return "unknown ctxguard error";
   }

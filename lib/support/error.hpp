@@ -10,13 +10,10 @@
 
 namespace ctxguard {
 
+// Values are appended as the data path grows; each gets one message in error.cpp.
 enum class Error {
   kInvalidJson = 1,  // a line is not valid JSON
-  kNotJsonRpc,       // valid JSON, but not a JSON-RPC 2.0 message or batch
   kEmptyBatch,       // `[]` is not a valid batch
-  kMessageTooLarge,  // a line exceeds the maximum message size
-  kUsage,            // the command line is not understood
-  kMissingCommand,   // no server command after `--`
 };
 
 const std::error_category& error_category() noexcept;
