@@ -111,8 +111,7 @@ double throughput(Peer& peer, long count) {
       }
     }
   });
-  for (long i = 0; i < count; ++i)
-    peer.receive_line();
+  for (long i = 0; i < count; ++i) peer.receive_line();
   writer.join();
   return static_cast<double>(count) / std::chrono::duration<double>(Clock::now() - start).count();
 }

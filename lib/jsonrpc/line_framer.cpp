@@ -25,9 +25,7 @@ std::span<char> LineFramer::prepare() {
   return {buffer_.data() + end_, buffer_.size() - end_};
 }
 
-void LineFramer::commit(std::size_t n) {
-  end_ = std::min(end_ + n, buffer_.size());
-}
+void LineFramer::commit(std::size_t n) { end_ = std::min(end_ + n, buffer_.size()); }
 
 std::optional<LineFramer::Line> LineFramer::next() {
   while (scanned_ < end_) {

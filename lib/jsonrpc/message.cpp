@@ -117,8 +117,7 @@ Result<Message> parse_message(std::string_view line) {
     if (batch->empty()) return Error::kEmptyBatch;
     message.batch = true;
     message.envelopes.reserve(batch->size());
-    for (const json::value& element : *batch)
-      message.envelopes.push_back(classify(element));
+    for (const json::value& element : *batch) message.envelopes.push_back(classify(element));
   } else {
     message.envelopes.push_back(classify(message.document));
   }

@@ -19,9 +19,7 @@ extern char** environ;
 namespace ctxguard::proxy {
 namespace {
 
-std::error_code last_error() {
-  return {errno, std::system_category()};
-}
+std::error_code last_error() { return {errno, std::system_category()}; }
 
 // A pipe whose both ends are close-on-exec; the spawn dup2()s the child's end onto 0 or 1, which
 // clears the flag on the copy only.
@@ -32,8 +30,7 @@ Result<std::array<int, 2>> cloexec_pipe() {
 #else
   // Single-threaded at start-up, so there is no window for another thread's exec to inherit these.
   if (::pipe(fds.data()) != 0) return last_error();
-  for (int fd : fds)
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 #endif
   return fds;
 }
@@ -76,8 +73,7 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
   if (!to_child) return to_child.error();
   auto from_child = cloexec_pipe();
   if (!from_child) {
-    for (int fd : *to_child)
-      ::close(fd);
+    for (int fd : *to_child) ::close(fd);
     return from_child.error();
   }
   auto [child_stdin, parent_stdin] = *to_child;
@@ -100,8 +96,7 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
 
   sigset_t defaults;
   sigemptyset(&defaults);
-  for (int signal : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD})
-    sigaddset(&defaults, signal);
+  for (int signal : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, signal);
   posix_spawnattr_setsigdefault(&setup.attributes, &defaults);
   sigset_t empty;
   sigemptyset(&empty);
@@ -110,8 +105,7 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
 
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
-  for (const std::string& arg : argv)
-    args.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
 
   pid_t pid = -1;
@@ -150,24 +144,16 @@ ChildProcess::~ChildProcess() {
   }
 }
 
-int ChildProcess::take_stdin() {
-  return std::exchange(stdin_fd_, -1);
-}
-int ChildProcess::take_stdout() {
-  return std::exchange(stdout_fd_, -1);
-}
+int ChildProcess::take_stdin() { return std::exchange(stdin_fd_, -1); }
+int ChildProcess::take_stdout() { return std::exchange(stdout_fd_, -1); }
 
 void ChildProcess::signal_group(int signal) const {
   if (pid_ > 0) ::kill(-pid_, signal);
 }
 
-bool ChildProcess::group_alive() const {
-  return pid_ > 0 && ::kill(-pid_, 0) == 0;
-}
+bool ChildProcess::group_alive() const { return pid_ > 0 && ::kill(-pid_, 0) == 0; }
 
-std::optional<ExitStatus> ChildProcess::try_wait() {
-  return reap(WNOHANG);
-}
+std::optional<ExitStatus> ChildProcess::try_wait() { return reap(WNOHANG); }
 
 ExitStatus ChildProcess::wait() {
   auto status = reap(0);
@@ -216,8 +202,6 @@ void ensure_standard_descriptors() {
   }
 }
 
-void ignore_sigpipe() {
-  ::signal(SIGPIPE, SIG_IGN);
-}
+void ignore_sigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 
 }  // namespace ctxguard::proxy

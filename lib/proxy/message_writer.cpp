@@ -52,8 +52,7 @@ void MessageWriter::close() {
 }
 
 asio::awaitable<void> MessageWriter::wait_done() {
-  while (!done_)
-    co_await sleep_until_woken(done_event_);
+  while (!done_) co_await sleep_until_woken(done_event_);
 }
 
 asio::awaitable<boost::system::error_code> MessageWriter::run() {

@@ -101,8 +101,7 @@ class Session {
       auto [ec, n] =
           co_await input.async_read_some(asio::buffer(space.data(), space.size()), kUseTuple);
       framer.commit(n);
-      while (auto line = framer.next())
-        co_await forward(direction, *line);
+      while (auto line = framer.next()) co_await forward(direction, *line);
       if (ec) {
         if (auto last = framer.finish()) co_await forward(direction, *last);
         if (ec != asio::error::eof) {

@@ -7,9 +7,7 @@ namespace ctxguard::proxy {
 namespace {
 
 // Streams own their descriptors and close them; duplicates keep 0 and 1 open for the process.
-int duplicate(int fd) {
-  return ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
+int duplicate(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
 }  // namespace
 

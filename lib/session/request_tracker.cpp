@@ -7,9 +7,7 @@
 namespace ctxguard::session {
 namespace {
 
-std::string key_of(const boost::json::value& id) {
-  return boost::json::serialize(id);
-}
+std::string key_of(const boost::json::value& id) { return boost::json::serialize(id); }
 
 }  // namespace
 
@@ -28,8 +26,7 @@ std::optional<PendingRequest> RequestTracker::resolve(const boost::json::value& 
 std::vector<PendingRequest> RequestTracker::take_all() {
   std::vector<PendingRequest> all;
   all.reserve(pending_.size());
-  for (auto& [key, request] : pending_)
-    all.push_back(std::move(request));
+  for (auto& [key, request] : pending_) all.push_back(std::move(request));
   pending_.clear();
   std::sort(all.begin(), all.end(),
             [](const auto& a, const auto& b) { return a.sequence < b.sequence; });

@@ -100,8 +100,7 @@ TEST_CASE("child process: destroying the owner kills the whole group") {
   }
   // SIGKILL is delivered before kill() returns, but the background sleep is only marked dead
   // when the kernel has torn it down: allow it a moment rather than sleeping a fixed time.
-  for (int i = 0; i < 500 && ctxguard::testing::group_exists(pgid); ++i)
-    ::usleep(2000);
+  for (int i = 0; i < 500 && ctxguard::testing::group_exists(pgid); ++i) ::usleep(2000);
   CHECK_FALSE(ctxguard::testing::group_exists(pgid));
 }
 

@@ -40,9 +40,7 @@ struct Pipe {
   }
 };
 
-std::string message(int i) {
-  return std::to_string(i) + ":" + std::string(10 * 1024, 'm');
-}
+std::string message(int i) { return std::to_string(i) + ":" + std::string(10 * 1024, 'm'); }
 
 }  // namespace
 
@@ -80,8 +78,7 @@ TEST_CASE("message writer: a reader that does not read holds the producer back, 
   received += pipe.drain();
   CHECK(queued == kMessages);
   std::string expected;
-  for (int i = 0; i < kMessages; ++i)
-    expected += message(i) + "\n";
+  for (int i = 0; i < kMessages; ++i) expected += message(i) + "\n";
   CHECK(received == expected);
   CHECK_FALSE(writer.failed());
 }
@@ -101,8 +98,7 @@ TEST_CASE("message writer: when the reader is gone, send reports it and run retu
       io,
       [&]() -> asio::awaitable<void> {
         co_await writer.send("first");
-        while (!writer.failed())
-          co_await asio::post(io, asio::use_awaitable);
+        while (!writer.failed()) co_await asio::post(io, asio::use_awaitable);
         second_sent = co_await writer.send("second");
       },
       asio::detached);

@@ -158,20 +158,16 @@ TEST_CASE("lifecycle: processes the server started do not outlive it") {
 }
 
 TEST_CASE("lifecycle: SIGTERM to ctxguard reaches the server, and its status is ctxguard's") {
-  auto run = run_ctxguard(
-      {"sh", "-c", "exec sleep 300"},
-      {.close_input = false,
-       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGTERM); }});
+  auto run = run_ctxguard({"sh", "-c", "exec sleep 300"},
+                          {.close_input = false, .once_started = signal_when_started(SIGTERM)});
   CHECK_FALSE(run.timed_out);
   CHECK(run.status.shell_status() == 128 + SIGTERM);
   CHECK_FALSE(group_exists(server_pid(run.log)));
 }
 
 TEST_CASE("lifecycle: SIGINT to ctxguard reaches the server's whole group") {
-  auto run = run_ctxguard(
-      {"sh", "-c", "sleep 300 & exec sleep 301"},
-      {.close_input = false,
-       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGINT); }});
+  auto run = run_ctxguard({"sh", "-c", "sleep 300 & exec sleep 301"},
+                          {.close_input = false, .once_started = signal_when_started(SIGINT)});
   CHECK(run.status.shell_status() == 128 + SIGINT);
   CHECK_FALSE(group_exists(server_pid(run.log)));
 }
@@ -201,8 +197,7 @@ TEST_CASE("lifecycle: a server exiting while ctxguard waits for it is noticed, u
                               .timeout = std::chrono::seconds(20)});
     });
   }
-  for (auto& thread : threads)
-    thread.join();
+  for (auto& thread : threads) thread.join();
   for (const ProxyRun& run : runs) {
     CHECK_FALSE(run.timed_out);
     CHECK(run.status.shell_status() == 3);
@@ -225,10 +220,8 @@ TEST_CASE("relay: an answer holding a lone surrogate is relayed as is and matche
 }
 
 TEST_CASE("lifecycle: SIGHUP does not end the session (it is reserved for config reload)") {
-  auto run = run_ctxguard(
-      {"sh", "-c", "sleep 0.3"},
-      {.close_input = false,
-       .once_started = [](const std::string&, pid_t proxy) { ::kill(proxy, SIGHUP); }});
+  auto run = run_ctxguard({"sh", "-c", "sleep 0.3"},
+                          {.close_input = false, .once_started = signal_when_started(SIGHUP)});
   CHECK(run.status.shell_status() == 0);
   CHECK_THAT(run.log, Catch::Contains("SIGHUP"));
 }

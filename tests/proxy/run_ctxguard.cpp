@@ -30,6 +30,10 @@ std::string temp_log_path() {
 
 }  // namespace
 
+std::function<void(const std::string&, pid_t)> signal_when_started(int signal) {
+  return [signal](const std::string&, pid_t proxy) { ::kill(proxy, signal); };
+}
+
 pid_t server_pid(const std::string& log) {
   std::smatch match;
   static const std::regex started("server started: pid=([0-9]+)");

@@ -30,6 +30,9 @@ struct ProxyOptions {
 
 ProxyRun run_ctxguard(const std::vector<std::string>& server, const ProxyOptions& options = {});
 
+// A ProxyOptions::once_started that sends `signal` to ctxguard itself.
+std::function<void(const std::string&, pid_t)> signal_when_started(int signal);
+
 // The server pid from ctxguard's "server started: pid=N" log line, or -1.
 pid_t server_pid(const std::string& log);
 

@@ -42,8 +42,7 @@ TEST_CASE("request tracker: a reused id replaces the older request") {
 
 TEST_CASE("request tracker: take_all returns what is outstanding in arrival order") {
   RequestTracker tracker;
-  for (int i = 0; i < 100; ++i)
-    tracker.track(i * 7 % 100, "m" + std::to_string(i), {});
+  for (int i = 0; i < 100; ++i) tracker.track(i * 7 % 100, "m" + std::to_string(i), {});
   tracker.resolve(7);  // i == 1
   auto all = tracker.take_all();
   REQUIRE(all.size() == 99);
