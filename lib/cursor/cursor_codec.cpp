@@ -1,0 +1,255 @@
+#include "cursor/cursor_codec.hpp"
+
+#include <array>
+#include <limits>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "support/base64url.hpp"
+
+namespace ctxguard::cursor {
+namespace {
+
+// Wire layout, after the version byte (all integers LEB128, least significant group first):
+//   kind:u8  entry  part  path_len path  offset  limit  field_count (field_len field)*  issued_at
+// issued_at is zigzag-encoded so negative values stay short and round trip.
+constexpr std::size_t kMacBytes = 32;  // HMAC-SHA256, untruncated
+constexpr std::size_t kRandomKeyBytes = 32;
+
+constexpr std::size_t varint_bytes(std::uint64_t value) {
+  std::size_t n = 1;
+  for (; value >= 0x80; value >>= 7) ++n;
+  return n;
+}
+
+constexpr std::size_t kMaxPayloadBytes =
+    1 + varint_bytes(std::numeric_limits<std::uint64_t>::max()) * 4 +
+    varint_bytes(std::numeric_limits<std::uint32_t>::max()) * 2 + varint_bytes(kMaxPathBytes) +
+    kMaxPathBytes + varint_bytes(kMaxFields) +
+    kMaxFields * (varint_bytes(kMaxFieldBytes) + kMaxFieldBytes);
+// Anything longer cannot be a cursor we issued: refuse it before decoding or hashing it.
+constexpr std::size_t kMaxCursorChars = ((1 + kMaxPayloadBytes + kMacBytes) * 4 + 2) / 3;
+
+using Mac = std::array<unsigned char, kMacBytes>;
+
+// False only when OpenSSL fails internally (no memory, or a provider that cannot be loaded).
+bool compute_mac(const std::string& key, std::string_view data, Mac& mac) {
+  unsigned int length = 0;
+  const unsigned char* done =
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac.data(), &length);
+  return done != nullptr && length == kMacBytes;
+}
+
+void append_varint(std::string& out, std::uint64_t value) {
+  for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
+  out += static_cast<char>(value);
+}
+
+void append_string(std::string& out, std::string_view text) {
+  append_varint(out, text.size());
+  out += text;
+}
+
+std::uint64_t zigzag(std::int64_t value) {
+  return (static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63);
+}
+
+std::int64_t unzigzag(std::uint64_t value) {
+  return static_cast<std::int64_t>((value >> 1) ^ (~(value & 1) + 1));
+}
+
+// Reads the authenticated payload. Every read checks the remaining length first, so a payload
+// that lies about its lengths fails instead of reading past the end (the MAC makes that a
+// leaked-key or bug scenario, but the parser does not rely on it).
+class PayloadReader {
+ public:
+  explicit PayloadReader(std::string_view bytes) : bytes_(bytes) {}
+
+  bool at_end() const { return at_ == bytes_.size(); }
+
+  std::optional<std::uint8_t> byte() {
+    if (at_ == bytes_.size()) return std::nullopt;
+    return static_cast<std::uint8_t>(bytes_[at_++]);
+  }
+
+  // At most 10 groups, no bits beyond 64, and no overlong form (a zero final group after the
+  // first), so each value has exactly one encoding.
+  std::optional<std::uint64_t> varint(std::uint64_t max) {
+    std::uint64_t value = 0;
+    for (int group = 0; group < 10; ++group) {
+      const auto next = byte();
+      if (!next) return std::nullopt;
+      if (group == 9 && *next > 1) return std::nullopt;
+      value |= std::uint64_t{*next & 0x7fu} << (7 * group);
+      if ((*next & 0x80) == 0) {
+        if (*next == 0 && group > 0) return std::nullopt;
+        if (value > max) return std::nullopt;
+        return value;
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> string(std::size_t max_bytes) {
+    const auto length = varint(max_bytes);
+    if (!length || *length > bytes_.size() - at_) return std::nullopt;
+    std::string text(bytes_.substr(at_, static_cast<std::size_t>(*length)));
+    at_ += static_cast<std::size_t>(*length);
+    return text;
+  }
+
+ private:
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
+
+std::optional<CursorPayload> parse_payload(std::string_view bytes) {
+  constexpr auto kU32 = std::numeric_limits<std::uint32_t>::max();
+  constexpr auto kU64 = std::numeric_limits<std::uint64_t>::max();
+  PayloadReader reader(bytes);
+  CursorPayload payload;
+
+  const auto kind = reader.byte();
+  if (!kind || (*kind != static_cast<std::uint8_t>(CursorKind::kArrayPage) &&
+                *kind != static_cast<std::uint8_t>(CursorKind::kTextRange))) {
+    return std::nullopt;
+  }
+  payload.kind = static_cast<CursorKind>(*kind);
+
+  const auto entry = reader.varint(kU64);
+  const auto part = reader.varint(kU32);
+  if (!entry || !part) return std::nullopt;
+  payload.entry = *entry;
+  payload.part = static_cast<std::uint32_t>(*part);
+
+  auto path = reader.string(kMaxPathBytes);
+  if (!path) return std::nullopt;
+  payload.path = std::move(*path);
+
+  const auto offset = reader.varint(kU64);
+  const auto limit = reader.varint(kU32);
+  const auto field_count = reader.varint(kMaxFields);
+  if (!offset || !limit || !field_count) return std::nullopt;
+  payload.offset = *offset;
+  payload.limit = static_cast<std::uint32_t>(*limit);
+
+  payload.fields.reserve(static_cast<std::size_t>(*field_count));
+  for (std::uint64_t i = 0; i < *field_count; ++i) {
+    auto field = reader.string(kMaxFieldBytes);
+    if (!field) return std::nullopt;
+    payload.fields.push_back(std::move(*field));
+  }
+
+  const auto issued_at = reader.varint(kU64);
+  if (!issued_at || !reader.at_end()) return std::nullopt;
+  payload.issued_at = unzigzag(*issued_at);
+  return payload;
+}
+
+// Unsigned differences so that extreme issued_at values (which only a leaked key could produce)
+// cannot overflow.
+bool is_expired(std::int64_t issued_at, std::int64_t now, std::int64_t ttl) {
+  const auto distance = [](std::int64_t later, std::int64_t earlier) {
+    return static_cast<std::uint64_t>(later) - static_cast<std::uint64_t>(earlier);
+  };
+  if (issued_at < now) return distance(now, issued_at) > static_cast<std::uint64_t>(ttl);
+  return distance(issued_at, now) > static_cast<std::uint64_t>(kMaxFutureIssue.count());
+}
+
+}  // namespace
+
+CursorCodec::CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl)
+    : keys_(std::move(keys)), ttl_(ttl) {
+  if (keys_.empty()) throw std::invalid_argument("cursor key ring is empty");
+  for (const auto& key : keys_) {
+    if (key.size() < kMinKeyBytes) {
+      throw std::invalid_argument("cursor key shorter than " + std::to_string(kMinKeyBytes) +
+                                  " bytes");
+    }
+    if (key.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw std::invalid_argument("cursor key too long");
+    }
+  }
+  if (ttl_ <= std::chrono::seconds::zero()) {
+    throw std::invalid_argument("cursor ttl must be positive");
+  }
+  Mac probe{};
+  if (!compute_mac(keys_.back(), "probe", probe)) {
+    throw std::runtime_error("OpenSSL cannot compute HMAC-SHA256");
+  }
+}
+
+CursorCodec CursorCodec::with_random_key(std::chrono::seconds ttl) {
+  std::string key(kRandomKeyBytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
+    throw std::runtime_error("OpenSSL could not generate a random cursor key");
+  }
+  return CursorCodec({std::move(key)}, ttl);
+}
+
+std::string CursorCodec::encode(const CursorPayload& payload) const {
+  std::string bytes;
+  bytes.reserve(48 + payload.path.size() + kMacBytes);
+  bytes += static_cast<char>(kVersion);
+  bytes += static_cast<char>(payload.kind);
+  append_varint(bytes, payload.entry);
+  append_varint(bytes, payload.part);
+  append_string(bytes, payload.path);
+  append_varint(bytes, payload.offset);
+  append_varint(bytes, payload.limit);
+  append_varint(bytes, payload.fields.size());
+  for (const auto& field : payload.fields) append_string(bytes, field);
+  append_varint(bytes, zigzag(payload.issued_at));
+
+  Mac mac{};
+  // The constructor proved HMAC works, so a failure here is OpenSSL running out of memory.
+  if (!compute_mac(keys_.back(), bytes, mac)) throw std::bad_alloc();
+  bytes.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+  return base64url_encode(bytes);
+}
+
+Result<CursorPayload> CursorCodec::decode(std::string_view cursor,
+                                          WallClock::time_point now) const {
+  if (cursor.size() > kMaxCursorChars) return make_error_code(Error::kCursorMalformed);
+  const auto bytes = base64url_decode(cursor);
+  // The smallest payload is 8 bytes (kind and seven one-byte varints).
+  if (!bytes || bytes->size() < 1 + 8 + kMacBytes) return make_error_code(Error::kCursorMalformed);
+  if (static_cast<std::uint8_t>((*bytes)[0]) != kVersion) {
+    return make_error_code(Error::kCursorMalformed);
+  }
+
+  const std::string_view signed_part =
+      std::string_view(*bytes).substr(0, bytes->size() - kMacBytes);
+  const auto* received = reinterpret_cast<const unsigned char*>(bytes->data() + signed_part.size());
+  bool authentic = false;
+  for (const auto& key : keys_) {
+    Mac expected{};
+    // A failed computation counts as a mismatch: when in doubt, never accept.
+    if (compute_mac(key, signed_part, expected) &&
+        CRYPTO_memcmp(expected.data(), received, kMacBytes) == 0) {
+      authentic = true;
+      break;
+    }
+  }
+  if (!authentic) return make_error_code(Error::kCursorForged);
+
+  auto payload = parse_payload(signed_part.substr(1));
+  if (!payload) return make_error_code(Error::kCursorMalformed);
+
+  const std::int64_t now_seconds =
+      std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();
+  if (is_expired(payload->issued_at, now_seconds, ttl_.count())) {
+    return make_error_code(Error::kCursorExpired);
+  }
+  return std::move(*payload);
+}
+
+}  // namespace ctxguard::cursor

@@ -1,0 +1,80 @@
+#pragma once
+// Opaque, signed continuation tokens for `ctxguard_fetch`.
+//
+// A cursor is base64url(version || payload || HMAC-SHA256(key, version || payload)). The payload
+// names a cache entry and a position in it; it is not secret (the model could decode it) but it
+// cannot be forged or altered: every byte is covered by the MAC, compared in constant time.
+// The key is random per process unless configured. Keys form a ring so a reloaded configuration
+// can rotate the key without breaking cursors already handed out: the newest key signs, every
+// key verifies.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/error.hpp"
+
+namespace ctxguard::cursor {
+
+enum class CursorKind : std::uint8_t {
+  kArrayPage = 1,  // items [offset, offset + limit) of the array at `path`
+  kTextRange = 2,  // bytes from `offset` of a text part
+};
+
+struct CursorPayload {
+  CursorKind kind = CursorKind::kArrayPage;
+  std::uint64_t entry = 0;          // ResultCache entry id
+  std::uint32_t part = 0;           // which part of the cached result (see pipeline::PartRef)
+  std::string path;                 // RFC 6901 pointer inside the part's JSON (array pages)
+  std::uint64_t offset = 0;         // first item (array page) or first byte (text range)
+  std::uint32_t limit = 0;          // items per page; 0 lets the server choose
+  std::vector<std::string> fields;  // projection of each item; empty = all fields
+  std::int64_t issued_at = 0;       // seconds since the Unix epoch
+
+  bool operator==(const CursorPayload&) const = default;
+};
+
+// Bounds a decoded payload must respect (anything beyond is kCursorMalformed). encode() does not
+// check them: a payload beyond them yields a cursor that decodes as kCursorMalformed, so callers
+// building payloads from untrusted input (the fields of a fetch request) check them first.
+inline constexpr std::size_t kMaxPathBytes = 4096;
+inline constexpr std::size_t kMaxFields = 256;
+inline constexpr std::size_t kMaxFieldBytes = 1024;
+// Clock skew tolerated between the issuing and the verifying process (a reload, a slewed clock).
+inline constexpr std::chrono::seconds kMaxFutureIssue{60};
+
+class CursorCodec {
+ public:
+  using WallClock = std::chrono::system_clock;
+  // The first byte of every cursor; a layout change takes a new version, old ones are malformed.
+  static constexpr std::uint8_t kVersion = 1;
+  static constexpr std::size_t kMinKeyBytes = 16;
+
+  // `keys`: newest last, each at least 16 bytes; `ttl` > 0. Throws std::invalid_argument
+  // otherwise (start-up / config edge only), and std::runtime_error if OpenSSL cannot compute
+  // an HMAC at all (checked here so the data path never meets it).
+  CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl);
+  // A fresh 32-byte key from the OpenSSL CSPRNG. Throws std::runtime_error if it fails.
+  static CursorCodec with_random_key(std::chrono::seconds ttl);
+
+  // Signed with the newest key. Typical array-page cursors are 70-100 characters. Never throws
+  // except std::bad_alloc.
+  std::string encode(const CursorPayload& payload) const;
+
+  // Errors: Error::kCursorMalformed (not base64url, wrong version, truncated, trailing bytes,
+  // oversized fields), Error::kCursorForged (MAC mismatch under every key),
+  // Error::kCursorExpired (`now` - issued_at > ttl, or issued_at - `now` > kMaxFutureIssue).
+  // The MAC is checked before any payload field is parsed. Never throws except std::bad_alloc.
+  Result<CursorPayload> decode(std::string_view cursor, WallClock::time_point now) const;
+
+  std::chrono::seconds ttl() const { return ttl_; }
+
+ private:
+  std::vector<std::string> keys_;
+  std::chrono::seconds ttl_;
+};
+
+}  // namespace ctxguard::cursor
