@@ -2,6 +2,8 @@
 // This file only wires the modules together; see docs/architecture.md.
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <span>
 #include <variant>
@@ -25,7 +27,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ctxguard: %s\n", error->message.c_str());
     return proxy::kExitUsage;
   }
-  const auto& command_line = std::get<config::CommandLine>(parsed);
+  auto& command_line = std::get<config::CommandLine>(parsed);
   switch (command_line.action) {
     case config::CommandLine::Action::kHelp:
       std::fputs(config::help_text().c_str(), stdout);
@@ -37,6 +39,14 @@ int run(int argc, char** argv) {
       break;
   }
 
+  // The secret is read from the environment, not a flag: flags show up in `ps`.
+  if (const char* secret = std::getenv("CTXGUARD_CURSOR_SECRET"); secret != nullptr && *secret) {
+    if (std::strlen(secret) < 16) {
+      std::fprintf(stderr, "ctxguard: CTXGUARD_CURSOR_SECRET must be at least 16 characters\n");
+      return proxy::kExitUsage;
+    }
+    command_line.settings.budget.cursor_secret = secret;
+  }
   try {
     logging::install(command_line.settings.log.level, command_line.settings.log.file);
   } catch (const std::exception& error) {

@@ -1,6 +1,9 @@
 #include "config/command_line.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
 #include <cmath>
 #include <sstream>
 
@@ -33,7 +36,22 @@ po::options_description option_table() {
          std::chrono::duration<double>(defaults.lifecycle.kill_timeout).count(), "2"),
      "seconds between SIGTERM and SIGKILL when stopping the server")
     ("max-message-bytes", po::value<std::size_t>()->default_value(defaults.max_message_bytes),
-     "longest JSON-RPC line accepted in either direction; longer lines are refused");
+     "longest JSON-RPC line accepted in either direction; longer lines are refused")
+    ("token-budget", po::value<std::size_t>()->default_value(defaults.budget.token_budget),
+     "estimated tokens above which a tool result is compacted and paginated")
+    ("hard-cap", po::value<std::size_t>()->default_value(defaults.budget.hard_cap),
+     "estimated tokens no tool result may exceed; larger ones are cut, with a cursor to the rest")
+    ("page-size", po::value<std::size_t>()->default_value(defaults.budget.page_size),
+     "items kept when a long array is cut (arrays of 10 items or fewer are never cut)")
+    ("max-page-size", po::value<std::size_t>()->default_value(defaults.budget.max_page_size),
+     "largest `limit` ctxguard_fetch accepts")
+    ("cursor-ttl", po::value<double>()->default_value(
+         static_cast<double>(defaults.budget.cursor_ttl.count()), "600"),
+     "seconds a cursor stays valid (the cache keeps a result this long after its last use)")
+    ("cache-size", po::value<std::string>()->default_value("256M"),
+     "memory for original results, in bytes or with a K, M or G suffix (binary units)")
+    ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.budget.fetch_tool_prefix),
+     "prefix for ctxguard_fetch when the server already has a tool of that name");
   // clang-format on
   return options;
 }
@@ -45,6 +63,65 @@ std::variant<std::chrono::milliseconds, UsageError> seconds_option(const po::var
     return UsageError{std::string("--") + name + " must be between 0 and 86400 seconds"};
   }
   return std::chrono::milliseconds(std::llround(seconds * 1000));
+}
+
+// "256M", "1G", "65536": bytes with an optional binary suffix.
+std::optional<std::size_t> parse_size(std::string_view text) {
+  std::size_t multiplier = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K': case 'k': multiplier = std::size_t{1} << 10; break;
+      case 'M': case 'm': multiplier = std::size_t{1} << 20; break;
+      case 'G': case 'g': multiplier = std::size_t{1} << 30; break;
+      default: break;
+    }
+    if (multiplier != 1) text.remove_suffix(1);
+  }
+  std::size_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  if (number > std::numeric_limits<std::size_t>::max() / multiplier) return std::nullopt;
+  return number * multiplier;
+}
+
+std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSettings& budget) {
+  budget.token_budget = vm["token-budget"].as<std::size_t>();
+  budget.hard_cap = vm["hard-cap"].as<std::size_t>();
+  budget.page_size = vm["page-size"].as<std::size_t>();
+  budget.max_page_size = vm["max-page-size"].as<std::size_t>();
+  budget.fetch_tool_prefix = vm["fetch-tool-prefix"].as<std::string>();
+  if (budget.token_budget < 100 || budget.token_budget > 10'000'000) {
+    return UsageError{"--token-budget must be between 100 and 10000000 tokens"};
+  }
+  if (budget.hard_cap < budget.token_budget || budget.hard_cap > 10'000'000) {
+    return UsageError{"--hard-cap must be at least --token-budget and at most 10000000"};
+  }
+  if (budget.max_page_size < 1 || budget.max_page_size > 100'000) {
+    return UsageError{"--max-page-size must be between 1 and 100000"};
+  }
+  if (budget.page_size < 1 || budget.page_size > budget.max_page_size) {
+    return UsageError{"--page-size must be between 1 and --max-page-size"};
+  }
+  const double ttl = vm["cursor-ttl"].as<double>();
+  if (!std::isfinite(ttl) || ttl < 1 || ttl > 7 * 86400) {
+    return UsageError{"--cursor-ttl must be between 1 and 604800 seconds"};
+  }
+  budget.cursor_ttl = std::chrono::seconds(std::llround(ttl));
+  const std::string& cache = vm["cache-size"].as<std::string>();
+  const auto cache_bytes = parse_size(cache);
+  if (!cache_bytes || *cache_bytes < (std::size_t{1} << 20)) {
+    return UsageError{"--cache-size '" + cache + "' must be a size of at least 1M (e.g. 256M)"};
+  }
+  budget.cache_bytes = *cache_bytes;
+  const bool prefix_ok = std::all_of(budget.fetch_tool_prefix.begin(),
+                                     budget.fetch_tool_prefix.end(), [](char c) {
+                                       return std::isalnum(static_cast<unsigned char>(c)) ||
+                                              c == '_' || c == '-' || c == '.';
+                                     });
+  if (budget.fetch_tool_prefix.empty() || budget.fetch_tool_prefix.size() > 32 || !prefix_ok) {
+    return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
+  }
+  return std::nullopt;
 }
 
 // The first word that is neither an option nor an option's value: a server command given without
@@ -123,6 +200,8 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   if (settings.max_message_bytes < 1024) {
     return UsageError{"--max-message-bytes must be at least 1024"};
   }
+
+  if (auto error = read_budget(vm, settings.budget)) return std::move(*error);
 
   if (separator == args.end() || separator + 1 == args.end()) {
     return UsageError{"missing server command. " + std::string(kUsage)};

@@ -23,10 +23,25 @@ struct LifecycleSettings {
   std::chrono::milliseconds kill_timeout{2000};
 };
 
+// The context budget (FR-002, FR-007, FR-010, TokenBudget in the seeds' data model).
+struct BudgetSettings {
+  std::size_t token_budget = 4000;  // answers above this many estimated tokens are rewritten
+  std::size_t hard_cap = 12000;     // no answer exceeds this, whatever else is configured
+  std::size_t page_size = 50;       // items on a page when an array is cut
+  std::size_t max_page_size = 200;  // the most `limit` may ask for in ctxguard_fetch
+  std::size_t min_cut_items = 10;   // arrays this short are never cut (US1 scenario 3)
+  std::chrono::seconds cursor_ttl{600};
+  std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
+  std::optional<std::string> cursor_secret;          // random per process when empty
+  // When the server has its own tool named ctxguard_fetch, ours becomes <prefix>ctxguard_fetch.
+  std::string fetch_tool_prefix = "proxy_";
+};
+
 struct Settings {
   std::vector<std::string> server_command;  // argv of the MCP server; [0] is looked up on PATH
   LogSettings log;
   LifecycleSettings lifecycle;
+  BudgetSettings budget;
   std::size_t max_message_bytes = std::size_t{256} << 20;  // longer lines are refused
 };
 

@@ -1,5 +1,7 @@
 #include "jsonrpc/message.hpp"
 
+#include "support/json_reader.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -96,22 +98,17 @@ std::optional<std::string> replace_lone_surrogates(std::string_view text) {
 }
 
 Result<Message> parse_message(std::string_view line) {
-  json::parse_options options;
-  options.max_depth = kMaxJsonDepth;
-  options.allow_invalid_utf8 = true;  // carry what the peers send; judging UTF-8 is not our job
-
-  std::error_code ec;
   Message message;
-  message.document = json::parse(line, ec, {}, options);
-  if (ec) {
+  auto parsed = parse_json(line);
+  if (!parsed) {
     // JavaScript servers emit lone surrogates (`\ud83d` from text cut mid-emoji) and Boost.JSON
     // rejects them. Route such a message by a repaired copy; its original bytes are forwarded.
     const auto repaired = replace_lone_surrogates(line);
     if (!repaired) return Error::kInvalidJson;
-    ec.clear();
-    message.document = json::parse(*repaired, ec, {}, options);
-    if (ec) return Error::kInvalidJson;
+    parsed = parse_json(*repaired);
+    if (!parsed) return Error::kInvalidJson;
   }
+  message.document = std::move(*parsed);
 
   if (const json::array* batch = message.document.if_array()) {
     if (batch->empty()) return Error::kEmptyBatch;

@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "support/error.hpp"
+#include "support/json_reader.hpp"
 
 namespace ctxguard::jsonrpc {
 
@@ -36,9 +37,6 @@ struct Message {
   std::vector<Envelope> envelopes;  // the message, or each element of a batch, in order
   bool batch = false;
 };
-
-// Deep enough for any real MCP payload; Boost.JSON's default of 32 rejects legitimate results.
-inline constexpr std::size_t kMaxJsonDepth = 4096;
 
 // Parses and classifies one line. Errors: Error::kInvalidJson for text that is not JSON,
 // Error::kEmptyBatch for `[]`. A JSON value that is not JSON-RPC parses fine with kUnknown.

@@ -20,9 +20,9 @@
 #include "jsonrpc/line_framer.hpp"
 #include "jsonrpc/message.hpp"
 #include "proxy/child_process.hpp"
+#include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
 #include "proxy/stdio_streams.hpp"
-#include "session/session_router.hpp"
 
 namespace ctxguard::proxy {
 namespace {
@@ -45,9 +45,10 @@ std::string_view sender(Direction direction) {
 class Session {
  public:
   Session(asio::io_context& io, const config::Settings& settings, asio::signal_set& signals,
-          ChildProcess child)
+          ChildProcess child, const cursor::CursorCodec& codec)
       : io_(io),
         settings_(settings),
+        interceptor_(settings.budget, codec),
         signals_(signals),
         child_(std::move(child)),
         stdio_(io.get_executor()),
@@ -125,42 +126,21 @@ class Session {
                     sender(direction), settings_.max_message_bytes);
       co_return;
     }
+    Verdict verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
+                                           std::chrono::system_clock::now());
+    if (verdict.action == Verdict::Action::kReply) {
+      // Only the client asks ctxguard itself (ctxguard_fetch); the answer goes straight back.
+      co_await to_client_.send(std::move(verdict.text));
+      co_return;
+    }
     // Copy before the first suspension: the framer reuses its buffer for the next read.
-    std::string text(line.text);
-    observe(direction, text);
+    std::string text =
+        verdict.action == Verdict::Action::kSend ? std::move(verdict.text) : std::string(line.text);
     // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into a local.
     const bool sent = co_await destination(direction).send(std::move(text));
     if (!sent) {
       spdlog::debug("{} -> {}: message dropped, the stream is closed", sender(direction),
                     destination(direction).peer());
-    }
-  }
-
-  // Lets the router see the message; nothing is rewritten yet, the original bytes go out.
-  void observe(Direction direction, std::string_view text) {
-    auto parsed = jsonrpc::parse_message(text);
-    if (!parsed) {
-      spdlog::warn("the {} sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
-                   sender(direction), parsed.error().message(), text.size());
-      return;
-    }
-    const auto routes = router_.observe(direction, *parsed, session::Clock::now());
-    for (std::size_t i = 0; i < routes.size(); ++i) {
-      const session::Route& route = routes[i];
-      if (route.kind == jsonrpc::Kind::kUnknown) {
-        spdlog::warn("the {} sent JSON that is not a JSON-RPC message ({} bytes); forwarded",
-                     sender(direction), text.size());
-      } else if (spdlog::should_log(spdlog::level::debug)) {
-        const auto& id = parsed->envelopes[i].id;
-        spdlog::debug(
-            "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
-            route.method.empty() ? "?" : route.method,
-            id.is_null() ? "-" : boost::json::serialize(id), text.size(),
-            route.elapsed
-                ? fmt::format(", {:.3f} ms",
-                              std::chrono::duration<double, std::milli>(*route.elapsed).count())
-                : "");
-      }
     }
   }
 
@@ -283,7 +263,7 @@ class Session {
   // The server is gone and all it wrote has been relayed: answer what it never answered.
   awaitable<void> finish() {
     const std::string reason = "MCP server " + child_.exit_status()->describe();
-    const auto abandoned = router_.abandon_client_requests();
+    const auto abandoned = interceptor_.router().abandon_client_requests();
     if (!abandoned.empty()) {
       spdlog::warn("answering {} request(s) still in flight with an error: {}", abandoned.size(),
                    reason);
@@ -313,13 +293,13 @@ class Session {
 
   asio::io_context& io_;
   const config::Settings& settings_;
+  Interceptor interceptor_;
   asio::signal_set& signals_;
   ChildProcess child_;
   StdioStreams stdio_;
   asio::posix::stream_descriptor server_out_;
   MessageWriter to_server_;
   MessageWriter to_client_;
-  session::SessionRouter router_;
   bool client_gone_ = false;
   bool stopping_ = false;
   bool server_output_done_ = false;
@@ -341,6 +321,11 @@ std::string join(const std::vector<std::string>& words) {
 
 int run_proxy(const config::Settings& settings) {
   become_subreaper();
+  // A configured secret keeps cursors valid across restarts of ctxguard (not of its cache).
+  const cursor::CursorCodec codec =
+      settings.budget.cursor_secret
+          ? cursor::CursorCodec({*settings.budget.cursor_secret}, settings.budget.cursor_ttl)
+          : cursor::CursorCodec::with_random_key(settings.budget.cursor_ttl);
   asio::io_context io(1);
   // Installed before the child exists so its SIGCHLD cannot be missed.
   asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
@@ -355,7 +340,7 @@ int run_proxy(const config::Settings& settings) {
   spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
   spdlog::debug("server command line: {}", join(settings.server_command));
 
-  Session session(io, settings, signals, std::move(*child));
+  Session session(io, settings, signals, std::move(*child), codec);
   session.start();
   io.run();
   return session.exit_status();

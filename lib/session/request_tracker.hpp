@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 struct PendingRequest {
   boost::json::value id;
   std::string method;
+  std::string subject;  // what the request is about: the tool of tools/call, the task of tasks/result
   Clock::time_point started;
   std::uint64_t sequence = 0;  // order of arrival, so abandoned requests are answered in order
 };
@@ -28,7 +29,8 @@ class RequestTracker {
  public:
   // Records an outstanding request. Reusing an id that is still in flight is a peer bug; the newer
   // request replaces the older one because that is the one the next answer will be matched to.
-  void track(const boost::json::value& id, std::string method, Clock::time_point now);
+  void track(const boost::json::value& id, std::string method, Clock::time_point now,
+             std::string subject = {});
 
   // Removes and returns the request `id` answers, or nullopt for an unknown id.
   std::optional<PendingRequest> resolve(const boost::json::value& id);

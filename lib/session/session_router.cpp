@@ -1,6 +1,26 @@
 #include "session/session_router.hpp"
 
 namespace ctxguard::session {
+namespace {
+
+// The member of `params` that names what a request is about, for the methods that have one.
+std::string subject_of(const boost::json::value& element, std::string_view method) {
+  std::string_view member;
+  if (method == kToolsCall) {
+    member = "name";
+  } else if (method == kTasksResult) {
+    member = "taskId";
+  } else {
+    return {};
+  }
+  const auto* params = element.as_object().if_contains("params");
+  if (params == nullptr || !params->is_object()) return {};
+  const auto* value = params->as_object().if_contains(member);
+  if (value == nullptr || !value->is_string()) return {};
+  return std::string(value->get_string());
+}
+
+}  // namespace
 
 std::string_view to_string(Direction direction) {
   return direction == Direction::kClientToServer ? "client->server" : "server->client";
@@ -25,11 +45,14 @@ std::vector<Route> SessionRouter::observe(Direction direction, const jsonrpc::Me
   routes.reserve(message.envelopes.size());
   for (std::size_t i = 0; i < message.envelopes.size(); ++i) {
     const jsonrpc::Envelope& envelope = message.envelopes[i];
-    Route route{envelope.kind, {}, std::nullopt};
+    Route route{envelope.kind, {}, {}, std::nullopt};
+    const boost::json::value& element =
+        message.batch ? message.document.as_array()[i] : message.document;
     switch (envelope.kind) {
       case jsonrpc::Kind::kRequest:
-        sent_in(direction).track(envelope.id, envelope.method, now);
         route.method = envelope.method;
+        route.subject = subject_of(element, envelope.method);
+        sent_in(direction).track(envelope.id, envelope.method, now, route.subject);
         break;
       case jsonrpc::Kind::kNotification:
         route.method = envelope.method;
@@ -38,6 +61,7 @@ std::vector<Route> SessionRouter::observe(Direction direction, const jsonrpc::Me
       case jsonrpc::Kind::kResponse:
         if (auto request = answered_in(direction).resolve(envelope.id)) {
           route.method = std::move(request->method);
+          route.subject = std::move(request->subject);
           route.elapsed = now - request->started;
         }
         break;

@@ -13,6 +13,12 @@ class ErrorCategory final : public std::error_category {
         return "line is not valid JSON";
       case Error::kEmptyBatch:
         return "empty JSON-RPC batch";
+      case Error::kCursorMalformed:
+        return "the cursor is malformed";
+      case Error::kCursorForged:
+        return "the cursor's signature does not match";
+      case Error::kCursorExpired:
+        return "the cursor has expired";
     }
     return "unknown ctxguard error";
   }

@@ -14,6 +14,9 @@ namespace ctxguard {
 enum class Error {
   kInvalidJson = 1,  // a line is not valid JSON
   kEmptyBatch,       // `[]` is not a valid batch
+  kCursorMalformed,  // a cursor that is not one ctxguard could have issued
+  kCursorForged,     // a well-formed cursor whose signature does not verify (tampered or old key)
+  kCursorExpired,    // a genuine cursor older than the cursor TTL
 };
 
 const std::error_category& error_category() noexcept;

@@ -1,0 +1,31 @@
+#include "mcp/instructions.hpp"
+
+#include <fmt/format.h>
+
+namespace ctxguard::mcp {
+
+std::string instructions_paragraph(std::string_view fetch_tool) {
+  return fmt::format(
+      "Tool results pass through ctxguard, which keeps each one within a token budget. A long "
+      "result may come back shortened, with a `_ctxguard` object saying what was cut. To read "
+      "more, call `{0}` with `cursor` set to `_ctxguard.nextCursor`; it answers from a cache, "
+      "without running the tool again. Add `limit` for fewer items per page or `fields` to keep "
+      "only some keys. A cursor expires after a while: then call the original tool again.",
+      fetch_tool);
+}
+
+bool add_instructions(boost::json::object& result, std::string_view fetch_tool) {
+  std::string text = instructions_paragraph(fetch_tool);
+  if (boost::json::value* existing = result.if_contains("instructions")) {
+    const boost::json::string* own = existing->if_string();
+    if (own == nullptr) return false;
+    if (!own->empty()) {
+      text += "\n\n";
+      text.append(own->data(), own->size());
+    }
+  }
+  result["instructions"] = text;
+  return true;
+}
+
+}  // namespace ctxguard::mcp

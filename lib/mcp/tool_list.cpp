@@ -1,0 +1,73 @@
+#include "mcp/tool_list.hpp"
+
+#include <fmt/format.h>
+
+namespace ctxguard::mcp {
+
+namespace json = boost::json;
+
+json::object fetch_tool_definition(std::string_view name, const config::BudgetSettings& budget) {
+  json::object limit{
+      {"type", "integer"},
+      {"minimum", 1},
+      {"maximum", budget.max_page_size},
+      {"description", fmt::format("Items per page (default {}, at most {}).", budget.page_size,
+                                  budget.max_page_size)}};
+  json::object schema{
+      {"type", "object"},
+      {"properties",
+       json::object{
+           {"cursor",
+            json::object{{"type", "string"},
+                         {"description", "The `_ctxguard.nextCursor` of a shortened result."}}},
+           {"limit", std::move(limit)},
+           {"fields", json::object{{"type", "array"},
+                                   {"items", json::object{{"type", "string"}}},
+                                   {"description", "Keep only these keys of each item."}}}}},
+      {"required", json::array{"cursor"}},
+      {"additionalProperties", false}};
+  return json::object{
+      {"name", name},
+      {"title", "Fetch more of a shortened result"},
+      {"description",
+       "Continues a tool result that ctxguard shortened to fit the context budget: pass the "
+       "`_ctxguard.nextCursor` it carried. Answers from ctxguard's cache without running the "
+       "tool again. Use `limit` for fewer items per page and `fields` to keep only some keys. "
+       "If the cursor has expired, call the original tool again."},
+      {"inputSchema", std::move(schema)},
+      {"annotations", json::object{{"readOnlyHint", true},
+                                   {"idempotentHint", true},
+                                   {"openWorldHint", false}}}};
+}
+
+ToolListEdit ToolListEditor::edit(json::object& result) {
+  ToolListEdit edit;
+  json::array* tools = nullptr;
+  if (json::value* found = result.if_contains("tools")) tools = found->if_array();
+  if (tools == nullptr) return edit;
+
+  for (json::value& tool : *tools) {
+    json::object* object = tool.if_object();
+    if (object == nullptr) continue;
+    if (object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
+    const json::value* name = object->if_contains("name");
+    if (name != nullptr && name->is_string() && name->get_string() == kFetchToolName) {
+      server_has_fetch_tool_ = true;
+    }
+  }
+  const json::value* next = result.if_contains("nextCursor");
+  edit.last_page = next == nullptr || next->is_null();
+  if (edit.last_page) {
+    edit.name_collision = server_has_fetch_tool_;
+    fetch_tool_name_ = server_has_fetch_tool_
+                           ? budget_.fetch_tool_prefix + std::string(kFetchToolName)
+                           : std::string(kFetchToolName);
+    edit.fetch_tool_name = fetch_tool_name_;
+    tools->push_back(fetch_tool_definition(fetch_tool_name_, budget_));
+    server_has_fetch_tool_ = false;  // the next listing starts afresh
+  }
+  edit.changed = edit.output_schemas_removed > 0 || edit.last_page;
+  return edit;
+}
+
+}  // namespace ctxguard::mcp

@@ -1,0 +1,31 @@
+#pragma once
+// What the cache keeps of a rewritten tool result: its parts as the server sent them, in the
+// form pages are served from (parsed JSON, or text), so serving a page never re-parses or
+// re-serializes the whole result.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "cache/expiring_lru_cache.hpp"
+
+namespace ctxguard::pipeline {
+
+struct CachedPart {
+  bool is_json = false;
+  boost::json::value json;  // is_json: the parsed value (in its own arena)
+  // Text parts: the text. JSON parts cut as text (the hard cap's last resort): the minified JSON,
+  // kept so later ranges need no serialization of the whole value.
+  std::string text;
+};
+
+struct CachedResult {
+  std::string tool;
+  std::vector<CachedPart> parts;  // cursors name a part by its index here
+};
+
+using ResultCache = cache::ExpiringLruCache<CachedResult>;
+
+}  // namespace ctxguard::pipeline

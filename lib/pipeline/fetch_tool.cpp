@@ -1,0 +1,207 @@
+#include "pipeline/fetch_tool.hpp"
+
+#include <fmt/format.h>
+
+#include "budget/token_estimator.hpp"
+#include "pipeline/metadata.hpp"
+#include "pipeline/paginate.hpp"
+#include "pipeline/text_cut.hpp"
+#include "support/json_pointer.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kMetadataTokens = 160;
+constexpr std::size_t kMaxFields = 256;
+constexpr int kPlanningRounds = 4;
+
+json::object text_result(std::string text, bool is_error) {
+  json::object result{{"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
+  if (is_error) result["isError"] = true;
+  return result;
+}
+
+std::string cursor_problem(const std::error_code& error, std::chrono::seconds ttl) {
+  switch (static_cast<Error>(error.value())) {
+    case Error::kCursorExpired:
+      return fmt::format(
+          "This cursor has expired (cursors last {} seconds). Call the original tool again for a "
+          "fresh result and cursor.",
+          ttl.count());
+    case Error::kCursorForged:
+      return "This cursor was altered or comes from another ctxguard session. Use the "
+             "_ctxguard.nextCursor exactly as given, or call the original tool again.";
+    default:
+      return "This is not a valid cursor. Pass _ctxguard.nextCursor exactly as given, or call the "
+             "original tool again.";
+  }
+}
+
+}  // namespace
+
+FetchAnswer FetchTool::answer(const json::value& arguments,
+                              std::chrono::steady_clock::time_point now,
+                              std::chrono::system_clock::time_point wall_now) const {
+  FetchAnswer answer;
+  answer.record.tool = name_;
+  const auto fail = [&](std::string message) {
+    answer.result = text_result(std::move(message), true);
+    answer.record.stages = {"fetch-error"};
+    return std::move(answer);
+  };
+
+  const json::object* args = arguments.if_object();
+  const json::value* cursor_arg = args != nullptr ? args->if_contains("cursor") : nullptr;
+  if (cursor_arg == nullptr || !cursor_arg->is_string()) {
+    return fail("`cursor` is required: pass the _ctxguard.nextCursor of a shortened result.");
+  }
+  auto payload = codec_.decode(std::string_view(cursor_arg->get_string()), wall_now);
+  if (!payload) return fail(cursor_problem(payload.error(), codec_.ttl()));
+
+  std::size_t limit = payload->limit != 0 ? payload->limit : budget_.page_size;
+  if (const json::value* limit_arg = args->if_contains("limit"); limit_arg != nullptr) {
+    std::int64_t requested = 0;
+    if (limit_arg->is_int64()) {
+      requested = limit_arg->get_int64();
+    } else if (limit_arg->is_uint64()) {
+      requested = static_cast<std::int64_t>(std::min<std::uint64_t>(limit_arg->get_uint64(), INT64_MAX));
+    } else if (limit_arg->is_double() && limit_arg->get_double() == static_cast<double>(static_cast<std::int64_t>(limit_arg->get_double()))) {
+      requested = static_cast<std::int64_t>(limit_arg->get_double());
+    } else {
+      return fail(fmt::format("`limit` must be a whole number from 1 to {}.", budget_.max_page_size));
+    }
+    if (requested < 1 || static_cast<std::uint64_t>(requested) > budget_.max_page_size) {
+      return fail(fmt::format("`limit` {} is out of range: it must be from 1 to {}.", requested,
+                              budget_.max_page_size));
+    }
+    limit = static_cast<std::size_t>(requested);
+  }
+  std::vector<std::string> fields = payload->fields;
+  if (const json::value* fields_arg = args->if_contains("fields"); fields_arg != nullptr) {
+    const json::array* list = fields_arg->if_array();
+    if (list == nullptr || list->size() > kMaxFields) {
+      return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
+    }
+    fields.clear();
+    for (const json::value& field : *list) {
+      if (!field.is_string()) {
+        return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
+      }
+      fields.emplace_back(field.get_string());
+    }
+  }
+
+  const std::shared_ptr<const CachedResult> entry = cache_.find(payload->entry, now);
+  if (entry == nullptr) {
+    return fail(
+        "The result this cursor belongs to is no longer cached (it expired or was evicted to "
+        "free memory). Call the original tool again.");
+  }
+  if (payload->part >= entry->parts.size()) return fail("This cursor does not match its result.");
+  const CachedPart& part = entry->parts[payload->part];
+  answer.record.tool = name_ + ":" + entry->tool;
+  answer.record.cache_entry = payload->entry;
+  answer.record.stages = {"fetch"};
+  const CursorIssuer issuer(codec_, payload->entry, wall_now);
+
+  if (payload->kind == cursor::CursorKind::kTextRange) {
+    std::string subtree;
+    std::string_view text = part.text;
+    if (part.is_json) {
+      const json::value* value = find_pointer(part.json, payload->path);
+      if (value == nullptr) return fail("This cursor does not match its result.");
+      subtree = to_json(*value);
+      text = subtree;
+    }
+    if (payload->offset > text.size()) return fail("This cursor does not match its result.");
+    const auto begin = static_cast<std::size_t>(payload->offset);
+    std::size_t allowance = budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
+    std::string trailer;
+    std::size_t end = 0;
+    for (int round = 0; round < kPlanningRounds; ++round) {
+      end = begin == text.size() ? begin : cut_text(text, begin, allowance);
+      json::object meta;
+      meta["offset"] = begin;
+      meta["returnedBytes"] = end - begin;
+      meta["totalBytes"] = text.size();
+      meta["hasMore"] = end < text.size();
+      if (end < text.size()) meta["nextCursor"] = issuer.text_range(payload->part, payload->path, end);
+      meta["hint"] = text_hint(end, text.size(), end < text.size(), name_);
+      const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
+      const std::size_t meta_tokens = budget::estimate_json_tokens(json::value(meta)) + 40;
+      set_budget_fields(meta, piece + meta_tokens, budget_.token_budget);
+      trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
+      answer.record.final_tokens = piece + budget::estimate_tokens(trailer);
+      if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
+      allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
+    }
+    answer.result = json::object{
+        {"content", json::array{json::object{{"type", "text"}, {"text", text.substr(begin, end - begin)}},
+                                json::object{{"type", "text"}, {"text", trailer}}}}};
+    answer.record.items_total = text.size();
+    answer.record.items_shown = end - begin;
+    return answer;
+  }
+
+  const json::value* found = part.is_json ? find_pointer(part.json, payload->path) : nullptr;
+  const json::array* array = found != nullptr ? found->if_array() : nullptr;
+  if (array == nullptr || payload->offset > array->size()) {
+    return fail("This cursor does not match its result.");
+  }
+  const auto begin = static_cast<std::size_t>(payload->offset);
+  const std::size_t count = std::min(limit, array->size() - begin);
+
+  std::string body;
+  double overshoot = 0;
+  for (int round = 0; round < kPlanningRounds; ++round) {
+    CutPlanner planner(budget_.page_size, budget_.min_cut_items);
+    const double planned = planner.add_page(*array, payload->part, payload->path, begin, count, fields, 1.0);
+    body.clear();
+    write_page_items(body, *array, ShownRange{begin, count}, fields, CutMap{});
+    const double measured = static_cast<double>(budget::estimate_tokens(body));
+    if (planned > 0) planner.scale(measured / planned);
+    planner.cut(measured + static_cast<double>(kMetadataTokens) -
+                static_cast<double>(budget_.token_budget) + overshoot);
+    const std::vector<ArrayCut> cuts = planner.visible_cuts();
+    const CutMap map = planner.cut_map();
+    const ArrayCut& page = cuts.front();
+    body.clear();
+    write_page_items(body, *array, ShownRange{page.begin, page.shown}, fields, map);
+
+    const auto cursor_for = [&](const ArrayCut& cut, bool is_page) {
+      if (cut.begin + cut.shown >= cut.total) return std::string();
+      return is_page ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit, fields)
+                     : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
+    };
+    json::object meta = cut_fields(page, cursor_for(page, true));
+    if (!fields.empty()) {
+      json::array list;
+      for (const std::string& field : fields) list.emplace_back(field);
+      meta["fields"] = std::move(list);
+    }
+    if (cuts.size() > 1) {
+      json::array others;
+      for (std::size_t i = 1; i < cuts.size(); ++i) others.push_back(cut_fields(cuts[i], cursor_for(cuts[i], false)));
+      meta["otherCuts"] = std::move(others);
+    }
+    meta["hint"] = page.shown == 0 ? std::string("No items left: this array has been read to its end.")
+                                   : array_hint(page, cuts.size() - 1, name_, budget_.max_page_size);
+    set_budget_fields(meta, 0, budget_.token_budget);
+    const std::size_t estimate = budget::estimate_tokens(attach_metadata(body, meta)) + 4;
+    set_budget_fields(meta, estimate, budget_.token_budget);
+    std::string text = attach_metadata(body, meta);
+    answer.record.final_tokens = budget::estimate_tokens(text);
+    answer.record.items_total = page.total;
+    answer.record.items_shown = page.shown;
+    answer.result = text_result(std::move(text), false);
+    if (answer.record.final_tokens <= budget_.token_budget) break;
+    overshoot += static_cast<double>(answer.record.final_tokens - budget_.token_budget) * 1.25 + 32;
+  }
+  return answer;
+}
+
+}  // namespace ctxguard::pipeline

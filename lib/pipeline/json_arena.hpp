@@ -1,0 +1,48 @@
+#pragma once
+// A monotonic memory resource that knows how many bytes it holds, so a cached result can be
+// charged what it really costs (a parsed JSON document takes several times its text).
+
+#include <cstddef>
+
+#include <boost/json/memory_resource.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/storage_ptr.hpp>
+
+namespace ctxguard::pipeline {
+
+class JsonArena final : public boost::json::memory_resource {
+ public:
+  // Bytes obtained from the system so far (blocks, not the values inside them).
+  std::size_t bytes() const noexcept { return counter_.bytes; }
+
+  static boost::json::storage_ptr make() { return boost::json::make_shared_resource<JsonArena>(); }
+  static std::size_t bytes_of(const boost::json::storage_ptr& storage) noexcept {
+    const auto* arena = dynamic_cast<const JsonArena*>(storage.get());
+    return arena != nullptr ? arena->bytes() : 0;
+  }
+
+ private:
+  struct CountingResource final : boost::json::memory_resource {
+    std::size_t bytes = 0;
+    void* do_allocate(std::size_t n, std::size_t align) override {
+      bytes += n;
+      return ::operator new(n, std::align_val_t(align));
+    }
+    void do_deallocate(void* p, std::size_t n, std::size_t align) override {
+      bytes -= n;
+      ::operator delete(p, n, std::align_val_t(align));
+    }
+    bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+  };
+
+  void* do_allocate(std::size_t n, std::size_t align) override {
+    return monotonic_.allocate(n, align);
+  }
+  void do_deallocate(void*, std::size_t, std::size_t) override {}
+  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+
+  CountingResource counter_;                                 // must outlive monotonic_
+  boost::json::monotonic_resource monotonic_{64 << 10, &counter_};
+};
+
+}  // namespace ctxguard::pipeline

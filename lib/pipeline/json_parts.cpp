@@ -1,0 +1,104 @@
+#include "pipeline/json_parts.hpp"
+
+#include "budget/token_estimator.hpp"
+#include "pipeline/json_arena.hpp"
+#include "support/json_reader.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+const json::array* content_of(const json::object& result) {
+  const json::value* content = result.if_contains("content");
+  return content != nullptr ? content->if_array() : nullptr;
+}
+
+// The text of a `{"type": "text", "text": ...}` item, or nullptr.
+const json::string* text_of(const json::value& item) {
+  const json::object* object = item.if_object();
+  if (object == nullptr) return nullptr;
+  const json::value* type = object->if_contains("type");
+  if (type == nullptr || !type->is_string() || type->get_string() != "text") return nullptr;
+  const json::value* text = object->if_contains("text");
+  return text != nullptr ? text->if_string() : nullptr;
+}
+
+bool looks_like_json_container(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+}  // namespace
+
+std::optional<std::size_t> result_tokens(const json::object& result) {
+  const json::array* content = content_of(result);
+  if (content == nullptr) return std::nullopt;
+  std::size_t tokens = 0;
+  for (const json::value& item : *content) {
+    if (const json::string* text = text_of(item)) tokens += budget::estimate_tokens(*text);
+  }
+  if (const json::value* structured = result.if_contains("structuredContent")) {
+    tokens += budget::estimate_json_tokens(*structured);
+  }
+  return tokens;
+}
+
+ResultParts split_result(const json::object& result, bool parse_texts) {
+  ResultParts split;
+  if (const json::array* content = content_of(result)) {
+    for (std::size_t i = 0; i < content->size(); ++i) {
+      const json::string* text = text_of((*content)[i]);
+      if (text == nullptr) continue;
+      ResultPart part;
+      part.content_index = i;
+      part.text = std::string_view(text->data(), text->size());
+      part.original_tokens = budget::estimate_tokens(part.text);
+      if (parse_texts && looks_like_json_container(part.text)) {
+        auto parsed = parse_json(part.text, JsonArena::make());
+        if (parsed && (parsed->is_object() || parsed->is_array())) {
+          part.is_json = true;
+          part.json = std::move(*parsed);
+        }
+      }
+      split.parts.push_back(std::move(part));
+    }
+  }
+
+  const json::value* structured = result.if_contains("structuredContent");
+  if (structured == nullptr) return split;
+  split.structured_tokens = budget::estimate_json_tokens(*structured);
+  for (std::size_t k = 0; k < split.parts.size(); ++k) {
+    const ResultPart& part = split.parts[k];
+    if (part.is_json && part.json == *structured) {
+      split.relation = StructuredRelation::kMirror;
+      split.related_part = k;
+      return split;
+    }
+  }
+  if (const json::object* object = structured->if_object()) {
+    for (std::size_t k = 0; k < split.parts.size(); ++k) {
+      for (const json::key_value_pair& member : *object) {
+        const json::string* text = member.value().if_string();
+        if (text != nullptr && std::string_view(*text) == split.parts[k].text) {
+          split.relation = StructuredRelation::kWrapper;
+          split.related_part = k;
+          return split;
+        }
+      }
+    }
+  }
+  split.relation = StructuredRelation::kIndependent;
+  split.related_part = split.parts.size();
+  ResultPart part;
+  part.original_tokens = split.structured_tokens;
+  if (parse_texts && (structured->is_object() || structured->is_array())) {
+    part.is_json = true;
+    part.json = json::value(*structured, JsonArena::make());
+  }
+  split.parts.push_back(std::move(part));
+  return split;
+}
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,51 @@
+#pragma once
+// A tools/call result seen as the parts a model reads: the text items of `content`, and
+// `structuredContent`. Text that holds a JSON object or array is parsed so it can be compacted
+// and paginated; structuredContent is related to the text it usually repeats, so both can be
+// rewritten consistently (Claude Code shows the model only structuredContent, Claude Desktop only
+// content).
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+namespace ctxguard::pipeline {
+
+inline constexpr std::size_t kNotContent = std::numeric_limits<std::size_t>::max();
+
+struct ResultPart {
+  std::size_t content_index = kNotContent;  // content[i]; kNotContent for structuredContent
+  std::string_view text;                    // text items: the text the server sent
+  bool is_json = false;
+  boost::json::value json;  // is_json: the parsed text (or a copy of structuredContent)
+  std::size_t original_tokens = 0;
+};
+
+enum class StructuredRelation {
+  kAbsent,
+  kMirror,       // structuredContent is JSON-equal to the JSON of part `related_part`
+  kWrapper,      // a top-level string member of it equals the text of part `related_part`
+  kIndependent,  // anything else: it is a part of its own, `related_part`
+};
+
+struct ResultParts {
+  std::vector<ResultPart> parts;
+  StructuredRelation relation = StructuredRelation::kAbsent;
+  std::size_t related_part = 0;
+  std::size_t structured_tokens = 0;
+};
+
+// Tokens a model sees for `result`: every text item's text plus structuredContent serialized.
+// nullopt when `result` is not a CallToolResult (no `content` array).
+std::optional<std::size_t> result_tokens(const boost::json::object& result);
+
+// Splits `result` into parts. With `parse_texts`, text items holding a JSON object or array are
+// parsed (each into its own arena) and an independent structuredContent is copied into one.
+ResultParts split_result(const boost::json::object& result, bool parse_texts);
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,114 @@
+#include "pipeline/metadata.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+std::string CursorIssuer::array_page(std::size_t part, const std::string& path,
+                                     std::size_t offset, std::size_t limit,
+                                     const std::vector<std::string>& fields) const {
+  cursor::CursorPayload payload;
+  payload.kind = cursor::CursorKind::kArrayPage;
+  payload.entry = entry_;
+  payload.part = static_cast<std::uint32_t>(part);
+  payload.path = path;
+  payload.offset = offset;
+  payload.limit = static_cast<std::uint32_t>(limit);
+  payload.fields = fields;
+  payload.issued_at =
+      std::chrono::duration_cast<std::chrono::seconds>(now_.time_since_epoch()).count();
+  return codec_.encode(payload);
+}
+
+std::string CursorIssuer::text_range(std::size_t part, const std::string& path,
+                                     std::size_t offset) const {
+  cursor::CursorPayload payload;
+  payload.kind = cursor::CursorKind::kTextRange;
+  payload.entry = entry_;
+  payload.part = static_cast<std::uint32_t>(part);
+  payload.path = path;
+  payload.offset = offset;
+  payload.issued_at =
+      std::chrono::duration_cast<std::chrono::seconds>(now_.time_since_epoch()).count();
+  return codec_.encode(payload);
+}
+
+json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor) {
+  json::object fields;
+  fields["path"] = cut.path;
+  fields["offset"] = cut.begin;
+  fields["totalCount"] = cut.total;
+  fields["pageSize"] = cut.shown;
+  const bool has_more = cut.begin + cut.shown < cut.total;
+  fields["hasMore"] = has_more;
+  if (has_more) fields["nextCursor"] = next_cursor;
+  return fields;
+}
+
+void set_budget_fields(json::object& meta, std::size_t estimated_tokens,
+                       std::size_t token_budget) {
+  meta["estimatedTokens"] = estimated_tokens;
+  meta["tokenBudget"] = token_budget;
+  const double used = static_cast<double>(estimated_tokens) / static_cast<double>(token_budget);
+  meta["budgetUsed"] = std::round(used * 100) / 100;
+  meta["budgetRemaining"] = estimated_tokens < token_budget ? token_budget - estimated_tokens : 0;
+}
+
+std::string array_hint(const ArrayCut& primary, std::size_t other_cuts,
+                       std::string_view fetch_tool, std::size_t max_page_size) {
+  const std::string where =
+      primary.path.empty() ? std::string("the top-level array") : "the array at " + primary.path;
+  std::string hint;
+  if (primary.begin + primary.shown < primary.total) {
+    hint = fmt::format(
+        "Showing items {}-{} of {} of {}. For more, call {} with {{\"cursor\": "
+        "_ctxguard.nextCursor}}; add \"limit\" (up to {}) or \"fields\" to narrow.",
+        primary.begin, primary.begin + primary.shown - 1, primary.total, where, fetch_tool,
+        max_page_size);
+  } else {
+    hint = fmt::format("Showing items {}-{} of {} of {}: the last page.", primary.begin,
+                       primary.begin + primary.shown - 1, primary.total, where);
+  }
+  if (other_cuts > 0) {
+    hint += fmt::format(
+        " {} more array{} shortened: see _ctxguard.otherCuts, each with its own nextCursor.",
+        other_cuts, other_cuts == 1 ? " was" : "s were");
+  }
+  return hint;
+}
+
+std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_more,
+                      std::string_view fetch_tool) {
+  if (!has_more) return fmt::format("The text ends here (byte {} of {}).", shown_end, total_bytes);
+  return fmt::format(
+      "The text above is cut at byte {} of {}. For the rest, call {} with {{\"cursor\": "
+      "_ctxguard.nextCursor}}.",
+      shown_end, total_bytes, fetch_tool);
+}
+
+std::string attach_metadata(const std::string& body, const json::object& meta) {
+  std::string out;
+  out.reserve(body.size() + 512);
+  if (!body.empty() && body.front() == '{') {
+    out.append(body, 0, body.size() - 1);
+    if (body.size() > 2) out += ',';
+    out += "\"_ctxguard\":";
+    write_json(out, meta);
+    out += '}';
+  } else {
+    out += "{\"items\":";
+    out += body;
+    out += ",\"_ctxguard\":";
+    write_json(out, meta);
+    out += '}';
+  }
+  return out;
+}
+
+}  // namespace ctxguard::pipeline

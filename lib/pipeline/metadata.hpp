@@ -1,0 +1,53 @@
+#pragma once
+// The `_ctxguard` object: what a shortened answer says about itself (the wire contract is in
+// docs/protocol.md). Shared by first answers and ctxguard_fetch pages so both read the same.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "cursor/cursor_codec.hpp"
+#include "pipeline/paginate.hpp"
+
+namespace ctxguard::pipeline {
+
+// Issues the cursors of one answer: all point into the same cache entry.
+class CursorIssuer {
+ public:
+  CursorIssuer(const cursor::CursorCodec& codec, std::uint64_t entry,
+               std::chrono::system_clock::time_point now)
+      : codec_(codec), entry_(entry), now_(now) {}
+
+  std::string array_page(std::size_t part, const std::string& path, std::size_t offset,
+                         std::size_t limit, const std::vector<std::string>& fields) const;
+  std::string text_range(std::size_t part, const std::string& path, std::size_t offset) const;
+
+ private:
+  const cursor::CursorCodec& codec_;
+  std::uint64_t entry_;
+  std::chrono::system_clock::time_point now_;
+};
+
+// path, offset, totalCount, pageSize, hasMore and nextCursor (absent on the last page).
+boost::json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor);
+
+// estimatedTokens, tokenBudget, budgetUsed (estimated / budget) and budgetRemaining.
+void set_budget_fields(boost::json::object& meta, std::size_t estimated_tokens,
+                       std::size_t token_budget);
+
+// One line telling the model how to continue from this answer alone.
+std::string array_hint(const ArrayCut& primary, std::size_t other_cuts,
+                       std::string_view fetch_tool, std::size_t max_page_size);
+std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_more,
+                      std::string_view fetch_tool);
+
+// `body` (a JSON object or array as text) with `"_ctxguard": meta` added: inside the object, or
+// for an array as {"items": body, "_ctxguard": meta}.
+std::string attach_metadata(const std::string& body, const boost::json::object& meta);
+
+}  // namespace ctxguard::pipeline

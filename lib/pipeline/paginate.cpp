@@ -1,0 +1,313 @@
+#include "pipeline/paginate.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "budget/token_estimator.hpp"
+#include "support/json_pointer.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+double string_cost(std::string_view text) {
+  budget::TokenCounter counter;
+  counter.add_json_string(text);
+  return static_cast<double>(counter.tokens());
+}
+
+double scalar_cost(const json::value& value) {
+  switch (value.kind()) {
+    case json::kind::string:
+      return string_cost(value.get_string());
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return static_cast<double>(budget::estimate_json_tokens(value));
+    default:
+      return 1;
+  }
+}
+
+}  // namespace
+
+bool keeps_field(const std::vector<std::string>& fields, std::string_view key) {
+  return std::find(fields.begin(), fields.end(), key) != fields.end();
+}
+
+double CutPlanner::walk(const json::value& value, std::string& path, int parent,
+                        std::size_t parent_item, std::size_t part, double weight) {
+  const std::size_t path_size = path.size();
+  if (const json::array* array = value.if_array()) {
+    int self = parent;
+    std::size_t index_in_self = parent_item;
+    const bool cuttable = array->size() > min_cut_items_;
+    if (cuttable) {
+      Candidate candidate;
+      candidate.array = array;
+      candidate.part = part;
+      candidate.path = path;
+      candidate.count = array->size();
+      candidate.keep = array->size();
+      candidate.weight = weight;
+      candidate.parent = parent;
+      candidate.parent_item = parent_item;
+      candidate.item_cost.reserve(array->size());
+      candidates_.push_back(std::move(candidate));
+      self = static_cast<int>(candidates_.size() - 1);
+    }
+    double total = 1;  // the brackets
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      append_pointer_index(path, i);
+      if (cuttable) index_in_self = i;
+      const double item = walk((*array)[i], path, self, index_in_self, part, weight) + 1;
+      path.resize(path_size);
+      // candidates_ may have grown: index, do not hold a reference across walk().
+      if (cuttable) candidates_[self].item_cost.push_back(item);
+      total += item;
+    }
+    if (cuttable) {
+      Candidate& candidate = candidates_[self];
+      candidate.shown_cost = total - 1;
+      candidate.original_cost = total;
+    }
+    return total;
+  }
+  if (const json::object* object = value.if_object()) {
+    double total = 1;
+    for (const json::key_value_pair& member : *object) {
+      append_pointer_key(path, member.key());
+      total += string_cost(member.key()) + 2 +
+               walk(member.value(), path, parent, parent_item, part, weight);
+      path.resize(path_size);
+    }
+    return total;
+  }
+  return scalar_cost(value);
+}
+
+double CutPlanner::walk_item(const json::value& item, const std::vector<std::string>& fields,
+                             std::string& path, int parent, std::size_t parent_item,
+                             std::size_t part, double weight) {
+  const json::object* object = item.if_object();
+  if (fields.empty() || object == nullptr) {
+    return walk(item, path, parent, parent_item, part, weight);
+  }
+  const std::size_t path_size = path.size();
+  double total = 1;
+  for (const json::key_value_pair& member : *object) {
+    if (!keeps_field(fields, member.key())) continue;
+    append_pointer_key(path, member.key());
+    total += string_cost(member.key()) + 2 +
+             walk(member.value(), path, parent, parent_item, part, weight);
+    path.resize(path_size);
+  }
+  return total;
+}
+
+double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path,
+                            double weight) {
+  std::string scratch = path;
+  return walk(root, scratch, -1, 0, part, weight) * weight;
+}
+
+double CutPlanner::add_page(const json::array& array, std::size_t part, const std::string& path,
+                            std::size_t begin, std::size_t count,
+                            const std::vector<std::string>& fields, double weight) {
+  Candidate page;
+  page.array = &array;
+  page.part = part;
+  page.path = path;
+  page.begin = begin;
+  page.count = count;
+  page.keep = count;
+  page.weight = weight;
+  page.is_page = true;
+  candidates_.push_back(std::move(page));
+  const int self = static_cast<int>(candidates_.size() - 1);
+  std::string scratch = path;
+  double total = 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    append_pointer_index(scratch, begin + i);
+    const double item = walk_item(array[begin + i], fields, scratch, self, i, part, weight) + 1;
+    scratch.resize(path.size());
+    candidates_[self].item_cost.push_back(item);
+    total += item;
+  }
+  candidates_[self].shown_cost = total - 1;
+  candidates_[self].original_cost = total;
+  return total * weight;
+}
+
+void CutPlanner::scale(double factor) {
+  for (Candidate& candidate : candidates_) {
+    for (double& cost : candidate.item_cost) cost *= factor;
+    candidate.shown_cost *= factor;
+    candidate.original_cost *= factor;
+  }
+}
+
+bool CutPlanner::visible(int index) const {
+  while (index >= 0) {
+    const Candidate& candidate = candidates_[index];
+    if (candidate.parent < 0) return true;
+    if (candidate.parent_item >= candidates_[candidate.parent].keep) return false;
+    index = candidate.parent;
+  }
+  return true;
+}
+
+double CutPlanner::shrink(int index, std::size_t keep) {
+  Candidate& candidate = candidates_[index];
+  if (keep >= candidate.keep) return 0;
+  const double saving = std::accumulate(candidate.item_cost.begin() + keep,
+                                        candidate.item_cost.begin() + candidate.keep, 0.0);
+  candidate.keep = keep;
+  candidate.shown_cost -= saving;
+  // The items around this array got cheaper by as much.
+  int child = index;
+  while (candidates_[child].parent >= 0) {
+    Candidate& parent = candidates_[candidates_[child].parent];
+    const std::size_t item = candidates_[child].parent_item;
+    parent.item_cost[item] -= saving;
+    if (item < parent.keep) parent.shown_cost -= saving;
+    child = candidates_[child].parent;
+  }
+  return saving * candidate.weight;
+}
+
+bool CutPlanner::cut(double excess) {
+  if (excess <= 0) return true;
+  // Largest first: every array longer than a page is cut to one page until the answer fits.
+  std::vector<int> order(candidates_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
+    return candidates_[a].original_cost > candidates_[b].original_cost;
+  });
+  for (const int index : order) {
+    if (excess <= 0) return true;
+    const Candidate& candidate = candidates_[index];
+    if (candidate.is_page || candidate.keep <= page_size_ || !visible(index)) continue;
+    excess -= shrink(index, page_size_);
+  }
+  // Still too large: shorten the largest array shown, item by item from its end, and repeat.
+  while (excess > 0) {
+    int largest = -1;
+    for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
+      const Candidate& candidate = candidates_[i];
+      if (candidate.keep <= 1 || !visible(i)) continue;
+      if (largest < 0 || candidate.shown_cost * candidate.weight >
+                             candidates_[largest].shown_cost * candidates_[largest].weight) {
+        largest = i;
+      }
+    }
+    if (largest < 0) return false;
+    const Candidate& candidate = candidates_[largest];
+    std::size_t keep = candidate.keep;
+    double saving = 0;
+    while (keep > 1 && excess - saving > 0) {
+      --keep;
+      saving += candidate.item_cost[keep] * candidate.weight;
+    }
+    excess -= shrink(largest, keep);
+  }
+  return true;
+}
+
+std::vector<ArrayCut> CutPlanner::visible_cuts() const {
+  std::vector<ArrayCut> cuts;
+  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
+    const Candidate& candidate = candidates_[i];
+    if (!candidate.is_page && candidate.keep == candidate.count) continue;
+    if (!visible(i)) continue;
+    cuts.push_back(ArrayCut{.part = candidate.part,
+                            .path = candidate.path,
+                            .begin = candidate.begin,
+                            .shown = candidate.keep,
+                            .total = candidate.array->size(),
+                            .original_cost = candidate.original_cost,
+                            .is_page = candidate.is_page});
+  }
+  std::stable_sort(cuts.begin(), cuts.end(), [](const ArrayCut& a, const ArrayCut& b) {
+    if (a.is_page != b.is_page) return a.is_page;
+    return a.original_cost > b.original_cost;
+  });
+  return cuts;
+}
+
+CutMap CutPlanner::cut_map() const {
+  CutMap map;
+  for (const Candidate& candidate : candidates_) {
+    if (candidate.is_page || candidate.keep < candidate.count) {
+      map[candidate.array] = ShownRange{candidate.begin, candidate.keep};
+    }
+  }
+  return map;
+}
+
+namespace {
+
+void write_value(std::string& out, const json::value& value, const CutMap& cuts);
+
+void write_items(std::string& out, const json::array& array, ShownRange range,
+                 const std::vector<std::string>* fields, const CutMap& cuts) {
+  out += '[';
+  for (std::size_t i = range.begin; i < range.begin + range.count; ++i) {
+    if (i != range.begin) out += ',';
+    const json::value& item = array[i];
+    const json::object* object = item.if_object();
+    if (fields == nullptr || fields->empty() || object == nullptr) {
+      write_value(out, item, cuts);
+      continue;
+    }
+    out += '{';
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      if (!keeps_field(*fields, member.key())) continue;
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      write_value(out, member.value(), cuts);
+    }
+    out += '}';
+  }
+  out += ']';
+}
+
+void write_value(std::string& out, const json::value& value, const CutMap& cuts) {
+  if (const json::array* array = value.if_array()) {
+    const auto cut = cuts.find(array);
+    const ShownRange range = cut != cuts.end() ? cut->second : ShownRange{0, array->size()};
+    write_items(out, *array, range, nullptr, cuts);
+  } else if (const json::object* object = value.if_object()) {
+    out += '{';
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      write_value(out, member.value(), cuts);
+    }
+    out += '}';
+  } else {
+    write_json_scalar(out, value);
+  }
+}
+
+}  // namespace
+
+void write_with_cuts(std::string& out, const json::value& value, const CutMap& cuts) {
+  write_value(out, value, cuts);
+}
+
+void write_page_items(std::string& out, const json::array& array, ShownRange range,
+                      const std::vector<std::string>& fields, const CutMap& cuts) {
+  write_items(out, array, range, &fields, cuts);
+}
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,76 @@
+#pragma once
+// The context budget pipeline for one tools/call result (FR-009..012, US1).
+//
+// A result whose estimated tokens are at or under the budget is not touched: the caller forwards
+// the server's bytes. Above it, stages run in order until the result fits: lossless compaction
+// (JSON text re-written minified), then pagination of long arrays with cursors into the cache.
+// Whatever still exceeds the hard cap (or any result over the cap when rewriting is off for the
+// tool, or an isError result) is cut as text, with a cursor to the rest. Nothing the server said
+// becomes unreachable: every cut is one ctxguard_fetch away while its cache entry lives.
+//
+// Pure: no I/O, no clock reads (times come in the CallContext), never throws on bad input.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "config/settings.hpp"
+#include "cursor/cursor_codec.hpp"
+#include "pipeline/cached_result.hpp"
+
+namespace ctxguard::pipeline {
+
+struct CallContext {
+  std::string_view tool;
+  bool rewrite = true;  // false: only the hard cap applies to this tool
+  std::chrono::steady_clock::time_point now;
+  std::chrono::system_clock::time_point wall_now;
+};
+
+// What one rewritten call did: the hook point the telemetry exporter reads (no payloads).
+struct CallRecord {
+  std::string tool;
+  std::size_t original_tokens = 0;
+  std::size_t final_tokens = 0;
+  std::size_t original_bytes = 0;  // filled in by the caller, who has the messages
+  std::size_t final_bytes = 0;
+  std::size_t items_total = 0;  // items in the arrays that were cut
+  std::size_t items_shown = 0;
+  std::vector<std::string_view> stages;  // "compact", "paginate", "hard-cap"
+  std::uint64_t cache_entry = 0;         // 0 when nothing was cached
+  std::chrono::nanoseconds latency{0};   // filled in by the caller
+};
+
+struct RewrittenResult {
+  boost::json::object result;
+  CallRecord record;
+};
+
+class ResultPipeline {
+ public:
+  ResultPipeline(const config::BudgetSettings& budget, const cursor::CursorCodec& codec,
+                 ResultCache& cache)
+      : budget_(budget), codec_(codec), cache_(cache) {}
+
+  // The name hints tell the model to call (prefixed when the server has its own).
+  void set_fetch_tool_name(std::string name) { fetch_tool_ = std::move(name); }
+  const std::string& fetch_tool_name() const { return fetch_tool_; }
+
+  // The result to send instead of `result`, or nullopt to forward the server's bytes. `result`
+  // may be moved from when a rewrite is returned.
+  std::optional<RewrittenResult> process(boost::json::object& result, const CallContext& context);
+
+ private:
+  const config::BudgetSettings& budget_;
+  const cursor::CursorCodec& codec_;
+  ResultCache& cache_;
+  std::string fetch_tool_{"ctxguard_fetch"};
+};
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,44 @@
+#include "pipeline/text_cut.hpp"
+
+#include <algorithm>
+
+#include "budget/token_estimator.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace {
+
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+}  // namespace
+
+std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t tokens) {
+  begin = std::min(begin, text.size());
+  const std::string_view rest = text.substr(begin);
+  if (budget::estimate_tokens(rest) <= tokens) return text.size();
+  // The longest prefix that fits, by bisection (estimates grow with length).
+  std::size_t low = 0;
+  std::size_t high = std::min(rest.size(), std::max<std::size_t>(tokens, 1) * 16);
+  while (low < high) {
+    const std::size_t middle = low + (high - low + 1) / 2;
+    if (budget::estimate_tokens(rest.substr(0, middle)) <= tokens) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  std::size_t length = low;
+  const std::size_t newline = rest.substr(0, length).rfind('\n');
+  if (newline != std::string_view::npos && newline + 1 >= length / 2) {
+    length = newline + 1;
+  } else {
+    while (length > 0 && length < rest.size() && is_continuation(rest[length])) --length;
+  }
+  if (length == 0) {  // not even one character fits: take one anyway
+    length = 1;
+    while (length < rest.size() && is_continuation(rest[length])) ++length;
+  }
+  return begin + length;
+}
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,203 @@
+#include "proxy/interceptor.hpp"
+
+#include <exception>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/json/serialize.hpp>
+
+#include "mcp/instructions.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::proxy {
+
+namespace json = boost::json;
+using session::Direction;
+
+namespace {
+
+// Task ids remembered at most (a client that never fetches its tasks' results must not grow us).
+constexpr std::size_t kMaxRememberedTasks = 4096;
+
+std::string_view sender(Direction direction) {
+  return direction == Direction::kClientToServer ? "client" : "server";
+}
+
+json::object* result_of(json::value& response) {
+  json::object* object = response.if_object();
+  if (object == nullptr) return nullptr;
+  json::value* result = object->if_contains("result");
+  return result != nullptr ? result->if_object() : nullptr;
+}
+
+}  // namespace
+
+void log_call_record(const pipeline::CallRecord& record) {
+  std::string stages;
+  for (const std::string_view stage : record.stages) {
+    if (!stages.empty()) stages += ',';
+    stages += stage;
+  }
+  spdlog::info(
+      "call tool={} tokens={}->{} bytes={}->{} items={}/{} stages={} cache_entry={} "
+      "latency_ms={:.3f}",
+      record.tool, record.original_tokens, record.final_tokens, record.original_bytes,
+      record.final_bytes, record.items_shown, record.items_total, stages.empty() ? "-" : stages,
+      record.cache_entry,
+      std::chrono::duration<double, std::milli>(record.latency).count());
+}
+
+Interceptor::Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec)
+    : budget_(budget),
+      cache_(budget.cache_bytes, budget.cursor_ttl),
+      pipeline_(budget, codec, cache_),
+      fetch_(budget, codec, cache_),
+      tool_list_(budget) {}
+
+Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,
+                             WallClock::time_point wall_now) {
+  auto parsed = jsonrpc::parse_message(line);
+  if (!parsed) {
+    spdlog::warn("the {} sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
+                 sender(direction), parsed.error().message(), line.size());
+    return {};
+  }
+  jsonrpc::Message& message = *parsed;
+  if (direction == Direction::kClientToServer) {
+    if (auto reply = answer_fetch(message, now, wall_now)) return std::move(*reply);
+  }
+
+  const auto routes = router_.observe(direction, message, now);
+  bool changed = false;
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const session::Route& route = routes[i];
+    if (route.kind == jsonrpc::Kind::kUnknown) {
+      spdlog::warn("the {} sent JSON that is not a JSON-RPC message ({} bytes); forwarded",
+                   sender(direction), line.size());
+      continue;
+    }
+    if (spdlog::should_log(spdlog::level::debug)) {
+      const auto& id = message.envelopes[i].id;
+      spdlog::debug(
+          "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
+          route.method.empty() ? "?" : route.method,
+          id.is_null() ? "-" : json::serialize(id), line.size(),
+          route.elapsed
+              ? fmt::format(", {:.3f} ms",
+                            std::chrono::duration<double, std::milli>(*route.elapsed).count())
+              : "");
+    }
+    if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
+    json::value& element = message.batch ? message.document.as_array()[i] : message.document;
+    try {
+      changed = rewrite_response(element, route, now, wall_now, line.size()) || changed;
+    } catch (const std::exception& error) {
+      // A bug or an allocation failure must cost the rewrite, never the answer.
+      spdlog::error("rewriting the {} answer failed ({}); forwarding it unchanged", route.method,
+                    error.what());
+      records_.clear();
+      return {};
+    }
+  }
+  if (!changed) return {};
+  Verdict verdict{Verdict::Action::kSend, {}};
+  write_json(verdict.text, message.document);
+  for (pipeline::CallRecord& record : records_) {
+    record.final_bytes = verdict.text.size();
+    log_call_record(record);
+  }
+  records_.clear();
+  return verdict;
+}
+
+std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message,
+                                                 Clock::time_point now,
+                                                 WallClock::time_point wall_now) {
+  // Batches (gone from MCP since 2025-06-18) are not split: a fetch inside one reaches the server.
+  if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
+      message.envelopes.front().method != session::kToolsCall) {
+    return std::nullopt;
+  }
+  const json::object& request = message.document.as_object();
+  const json::value* params = request.if_contains("params");
+  const json::object* params_object = params != nullptr ? params->if_object() : nullptr;
+  const json::value* name = params_object != nullptr ? params_object->if_contains("name") : nullptr;
+  if (name == nullptr || !name->is_string() || name->get_string() != fetch_.name()) {
+    return std::nullopt;
+  }
+  const json::value* arguments = params_object->if_contains("arguments");
+  const auto started = Clock::now();
+  pipeline::FetchAnswer answer = fetch_.answer(arguments != nullptr ? *arguments : json::value(),
+                                               now, wall_now);
+  json::object response{{"jsonrpc", "2.0"},
+                        {"id", message.envelopes.front().id},
+                        {"result", std::move(answer.result)}};
+  Verdict verdict{Verdict::Action::kReply, {}};
+  write_json(verdict.text, response);
+  answer.record.final_bytes = verdict.text.size();
+  answer.record.latency = Clock::now() - started;
+  log_call_record(answer.record);
+  return verdict;
+}
+
+bool Interceptor::rewrite_response(json::value& response, const session::Route& route,
+                                   Clock::time_point now, WallClock::time_point wall_now,
+                                   std::size_t line_bytes) {
+  json::object* result = result_of(response);
+  if (result == nullptr) return false;  // an error response, or a malformed one: relayed as is
+  if (route.method == session::kToolsCall) {
+    // A task-augmented call answers with the task; the tool's result comes via tasks/result.
+    if (const json::value* task = result->if_contains("task"); task != nullptr && task->is_object()) {
+      const json::value* id = task->as_object().if_contains("taskId");
+      if (id != nullptr && id->is_string()) {
+        if (task_tools_.size() >= kMaxRememberedTasks) task_tools_.clear();
+        task_tools_[std::string(id->get_string())] = route.subject;
+      }
+      return false;
+    }
+    return rewrite_tool_result(response.as_object(), route.subject, now, wall_now, line_bytes);
+  }
+  if (route.method == session::kTasksResult) {
+    const auto task = task_tools_.find(route.subject);
+    const std::string tool = task != task_tools_.end() ? task->second : "task:" + route.subject;
+    if (task != task_tools_.end()) task_tools_.erase(task);
+    return rewrite_tool_result(response.as_object(), tool, now, wall_now, line_bytes);
+  }
+  if (route.method == session::kToolsList) {
+    const mcp::ToolListEdit edit = tool_list_.edit(*result);
+    if (edit.last_page) {
+      if (edit.name_collision) {
+        spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
+                     mcp::kFetchToolName, edit.fetch_tool_name);
+      }
+      pipeline_.set_fetch_tool_name(edit.fetch_tool_name);
+      fetch_.set_name(edit.fetch_tool_name);
+    }
+    if (edit.output_schemas_removed > 0) {
+      spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
+                    edit.output_schemas_removed);
+    }
+    return edit.changed;
+  }
+  if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
+    return mcp::add_instructions(*result, fetch_.name());
+  }
+  return false;
+}
+
+bool Interceptor::rewrite_tool_result(json::object& response, std::string_view tool,
+                                      Clock::time_point now, WallClock::time_point wall_now,
+                                      std::size_t line_bytes) {
+  json::object& result = response.at("result").as_object();
+  const auto started = Clock::now();
+  pipeline::CallContext context{tool, true, now, wall_now};
+  auto rewritten = pipeline_.process(result, context);
+  if (!rewritten) return false;
+  response["result"] = std::move(rewritten->result);
+  rewritten->record.original_bytes = line_bytes;
+  rewritten->record.latency = Clock::now() - started;
+  records_.push_back(std::move(rewritten->record));  // logged once the line's size is known
+  return true;
+}
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,77 @@
+#pragma once
+// Decides, for each line either peer sends, what goes out: the line itself, a rewritten line,
+// or (for ctxguard_fetch) a reply ctxguard gives itself. No I/O: the session feeds it lines and
+// sends what it returns, so everything here is testable without processes or sockets.
+//
+// What it rewrites (all else passes byte-identical):
+//   - tools/call results (and tasks/result results of task-augmented calls): the budget pipeline;
+//   - tools/list results: outputSchema removed, ctxguard_fetch appended on the last page;
+//   - initialize and server/discover results: ctxguard's paragraph added to `instructions`.
+// A rewrite that fails for any reason is logged and the original line goes out instead.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/settings.hpp"
+#include "cursor/cursor_codec.hpp"
+#include "jsonrpc/message.hpp"
+#include "mcp/tool_list.hpp"
+#include "pipeline/cached_result.hpp"
+#include "pipeline/fetch_tool.hpp"
+#include "pipeline/result_pipeline.hpp"
+#include "session/session_router.hpp"
+
+namespace ctxguard::proxy {
+
+struct Verdict {
+  enum class Action {
+    kForward,  // send the line as it came
+    kSend,     // send `text` instead
+    kReply,    // send `text` back to the sender; the line goes nowhere
+  };
+  Action action = Action::kForward;
+  std::string text;
+};
+
+class Interceptor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using WallClock = std::chrono::system_clock;
+
+  Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec);
+
+  Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
+                  WallClock::time_point wall_now);
+
+  session::SessionRouter& router() { return router_; }
+  const pipeline::ResultCache& cache() const { return cache_; }
+
+ private:
+  std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, Clock::time_point now,
+                                      WallClock::time_point wall_now);
+  // Rewrites one response in place; true when it changed.
+  bool rewrite_response(boost::json::value& response, const session::Route& route,
+                        Clock::time_point now, WallClock::time_point wall_now,
+                        std::size_t line_bytes);
+  bool rewrite_tool_result(boost::json::object& response, std::string_view tool,
+                           Clock::time_point now, WallClock::time_point wall_now,
+                           std::size_t line_bytes);
+
+  const config::BudgetSettings& budget_;
+  session::SessionRouter router_;
+  pipeline::ResultCache cache_;
+  pipeline::ResultPipeline pipeline_;
+  pipeline::FetchTool fetch_;
+  mcp::ToolListEditor tool_list_;
+  // Task-augmented tools/call: the task id -> the tool, so tasks/result knows what it answers.
+  std::unordered_map<std::string, std::string> task_tools_;
+  std::vector<pipeline::CallRecord> records_;  // of the line being handled
+};
+
+// One INFO line per rewritten or fetched call (no payloads): the telemetry hook point.
+void log_call_record(const pipeline::CallRecord& record);
+
+}  // namespace ctxguard::proxy

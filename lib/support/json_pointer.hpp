@@ -1,0 +1,20 @@
+#pragma once
+// RFC 6901 JSON Pointers: how `_ctxguard.path` names a cut array and how cursors find it again.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+
+namespace ctxguard {
+
+// Appends "/" and `key` with `~` escaped as `~0` and `/` as `~1`.
+void append_pointer_key(std::string& pointer, std::string_view key);
+void append_pointer_index(std::string& pointer, std::size_t index);
+
+// The value `pointer` names inside `root`, or nullptr (no such member, bad syntax, an index that
+// is out of range or not canonical like "01").
+const boost::json::value* find_pointer(const boost::json::value& root, std::string_view pointer);
+
+}  // namespace ctxguard

@@ -1,0 +1,131 @@
+#include "support/json_writer.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+namespace ctxguard {
+namespace {
+
+namespace json = boost::json;
+
+// 0: copy as is; otherwise the character after the backslash ('u' for \u00XX).
+constexpr std::array<char, 256> kEscapes = [] {
+  std::array<char, 256> table{};
+  for (int c = 0; c < 0x20; ++c) table[c] = 'u';
+  table['\b'] = 'b';
+  table['\f'] = 'f';
+  table['\n'] = 'n';
+  table['\r'] = 'r';
+  table['\t'] = 't';
+  table['"'] = '"';
+  table['\\'] = '\\';
+  return table;
+}();
+
+void write_double(std::string& out, double number) {
+  if (std::isinf(number)) {
+    out += number > 0 ? "1e999" : "-1e999";
+    return;
+  }
+  if (std::isnan(number)) {  // no parser produces NaN; a value built in code might
+    out += "null";
+    return;
+  }
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
+  out.append(buffer, result.ptr);
+}
+
+template <class Integer>
+void write_integer(std::string& out, Integer number) {
+  char buffer[24];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
+  out.append(buffer, result.ptr);
+}
+
+}  // namespace
+
+void write_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  const char* run = text.data();
+  const char* const end = text.data() + text.size();
+  for (const char* p = run; p != end; ++p) {
+    const char escape = kEscapes[static_cast<unsigned char>(*p)];
+    if (escape == 0) continue;
+    out.append(run, p);
+    out += '\\';
+    out += escape;
+    if (escape == 'u') {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      const auto byte = static_cast<unsigned char>(*p);
+      out += "00";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+    run = p + 1;
+  }
+  out.append(run, end);
+  out += '"';
+}
+
+void write_json_scalar(std::string& out, const json::value& scalar) {
+  switch (scalar.kind()) {
+    case json::kind::null:
+      out += "null";
+      break;
+    case json::kind::bool_:
+      out += scalar.get_bool() ? "true" : "false";
+      break;
+    case json::kind::int64:
+      write_integer(out, scalar.get_int64());
+      break;
+    case json::kind::uint64:
+      write_integer(out, scalar.get_uint64());
+      break;
+    case json::kind::double_:
+      write_double(out, scalar.get_double());
+      break;
+    case json::kind::string:
+      write_json_string(out, scalar.get_string());
+      break;
+    case json::kind::array:
+    case json::kind::object:
+      write_json(out, scalar);
+      break;
+  }
+}
+
+void write_json(std::string& out, const json::value& value) {
+  if (const json::array* array = value.if_array()) {
+    out += '[';
+    bool first = true;
+    for (const json::value& item : *array) {
+      if (!first) out += ',';
+      first = false;
+      write_json(out, item);
+    }
+    out += ']';
+  } else if (const json::object* object = value.if_object()) {
+    out += '{';
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      write_json(out, member.value());
+    }
+    out += '}';
+  } else {
+    write_json_scalar(out, value);
+  }
+}
+
+std::string to_json(const json::value& value) {
+  std::string out;
+  write_json(out, value);
+  return out;
+}
+
+}  // namespace ctxguard

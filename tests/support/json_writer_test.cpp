@@ -1,0 +1,28 @@
+#include <catch2/catch.hpp>
+
+#include "support/json_reader.hpp"
+#include "support/json_writer.hpp"
+
+using ctxguard::parse_json;
+using ctxguard::to_json;
+
+TEST_CASE("json writer: pretty JSON comes out minified and JSON-equal") {
+  const std::string pretty = "{\n  \"a\": [\n    1,\n    2.5,\n    true,\n    null\n  ],\n  \"b\": {}\n}";
+  const auto value = parse_json(pretty);
+  REQUIRE(value.has_value());
+  REQUIRE(to_json(*value) == R"({"a":[1,2.5,true,null],"b":{}})");
+}
+
+TEST_CASE("json writer: strings get the minimal escapes and UTF-8 is copied") {
+  const boost::json::value text = "q\" b\\ \b\f\n\r\t \x01\x1f / é 漢";
+  REQUIRE(to_json(text) == "\"q\\\" b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f / é 漢\"");
+  const auto back = parse_json(to_json(text));
+  REQUIRE(back.has_value());
+  REQUIRE(*back == text);
+}
+
+TEST_CASE("json writer: doubles use the shortest form, not Boost's 1.5E0") {
+  REQUIRE(to_json(boost::json::value(1.5)) == "1.5");
+  REQUIRE(to_json(boost::json::value(1e21)) == "1e+21");
+  REQUIRE(to_json(boost::json::value(-0.0)) == "-0");
+}
