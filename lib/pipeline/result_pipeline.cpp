@@ -177,6 +177,8 @@ class Job {
                  : std::string();
     };
     json::object meta = cut_fields(primary, cursor_for(primary));
+    // The server answered with an array; the answer shows it as {"items": [...]}.
+    if (entry_->parts[part].json.is_array()) meta["wrapped"] = true;
     if (cuts.size() > 1) {
       json::array others;
       for (std::size_t i = 1; i < cuts.size(); ++i) others.push_back(cut_fields(cuts[i], cursor_for(cuts[i])));

@@ -35,6 +35,11 @@ void write_double(std::string& out, double number) {
   char buffer[32];
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
   out.append(buffer, result.ptr);
+  // 5.0 reads back as a double only if it looks like one ("5" would become an integer for
+  // Python, Boost.JSON and other typed clients).
+  if (std::string_view(buffer, result.ptr).find_first_of(".e") == std::string_view::npos) {
+    out += ".0";
+  }
 }
 
 template <class Integer>

@@ -1,1 +1,247 @@
-#include <catch2/catch.hpp>  // placeholder: tests come with the implementation
+#include "pipeline_fixture.hpp"
+
+using namespace ctxguard::pipeline::testing;
+namespace json = boost::json;
+
+namespace {
+
+json::array numbered_items(std::size_t count, std::size_t padding = 40) {
+  json::array items;
+  for (std::size_t i = 0; i < count; ++i) {
+    items.push_back(json::object{{"id", i}, {"name", "item " + std::to_string(i)},
+                                 {"note", std::string(padding, 'x')}});
+  }
+  return items;
+}
+
+std::string pretty(const json::value& value, int indent = 0) {
+  const std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  const std::string close(static_cast<std::size_t>(indent), ' ');
+  if (const auto* array = value.if_array()) {
+    if (array->empty()) return "[]";
+    std::string out = "[\n";
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      out += pad + pretty((*array)[i], indent + 2) + (i + 1 < array->size() ? ",\n" : "\n");
+    }
+    return out + close + "]";
+  }
+  if (const auto* object = value.if_object()) {
+    if (object->empty()) return "{}";
+    std::string out = "{\n";
+    std::size_t i = 0;
+    for (const auto& member : *object) {
+      std::string key;
+      ctxguard::write_json_string(key, member.key());
+      out += pad + key + ": " + pretty(member.value(), indent + 2) +
+             (++i < object->size() ? ",\n" : "\n");
+    }
+    return out + close + "}";
+  }
+  return ctxguard::to_json(value);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: a result within the budget is left alone") {
+  Fixture fixture;
+  REQUIRE_FALSE(fixture.process(text_result(ctxguard::to_json(numbered_items(5)))).has_value());
+}
+
+TEST_CASE("pipeline: something that is not a tool result is left alone") {
+  Fixture fixture;
+  json::object odd{{"text", std::string(100000, 'a')}};
+  REQUIRE_FALSE(fixture.process(odd).has_value());
+}
+
+TEST_CASE("pipeline: pretty JSON that fits once minified is only compacted, JSON-equal") {
+  Fixture fixture(small_budget(400));
+  const json::value value{{"items", numbered_items(25, 4)}, {"pi", 3.14159}};
+  const std::string text = pretty(value);
+  REQUIRE(ctxguard::budget::estimate_tokens(text) > 400);
+  REQUIRE(ctxguard::budget::estimate_json_tokens(value) < 400);
+  auto rewritten = fixture.process(text_result(text));
+  REQUIRE(rewritten.has_value());
+  const json::value out = parse(text_at(rewritten->result, 0));
+  REQUIRE(out == value);
+  REQUIRE_FALSE(out.as_object().contains("_ctxguard"));
+  REQUIRE(rewritten->record.stages == std::vector<std::string_view>{"compact"});
+}
+
+TEST_CASE("pipeline: a long array is cut to one page with _ctxguard and a working cursor") {
+  Fixture fixture;
+  const json::value value{{"total", 500}, {"bookings", numbered_items(500)}};
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(value)));
+  REQUIRE(rewritten.has_value());
+  const json::value out = parse(text_at(rewritten->result, 0));
+  const json::object& meta = out.at("_ctxguard").as_object();
+  CHECK(meta.at("path").as_string() == "/bookings");
+  CHECK(meta.at("totalCount").as_int64() == 500);
+  CHECK(meta.at("hasMore").as_bool());
+  CHECK(meta.at("offset").as_int64() == 0);
+  const auto shown = static_cast<std::size_t>(meta.at("pageSize").as_int64());
+  CHECK(shown <= 50);
+  CHECK(out.at("bookings").as_array().size() == shown);
+  CHECK(out.at("total").as_int64() == 500);  // the rest of the structure stays
+  CHECK(meta.at("hint").as_string().find("ctxguard_fetch") != json::string::npos);
+  CHECK(meta.at("estimatedTokens").as_int64() <= 1000);
+  CHECK(meta.at("budgetRemaining").as_int64() == 1000 - meta.at("estimatedTokens").as_int64());
+  CHECK(tokens_of(rewritten->result) <= 1000);
+  // The server's order is kept.
+  for (std::size_t i = 0; i < shown; ++i) {
+    CHECK(out.at("bookings").as_array()[i].at("id").as_int64() == static_cast<std::int64_t>(i));
+  }
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1000) == value);
+}
+
+TEST_CASE("pipeline: arrays of 10 items or fewer are never cut by pagination") {
+  Fixture fixture(small_budget(300));
+  json::array groups;
+  for (int g = 0; g < 10; ++g) groups.push_back(numbered_items(10, 30));
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(groups)));
+  REQUIRE(rewritten.has_value());
+  // Nothing could be paginated, and the result is over the hard cap: it is cut as text.
+  REQUIRE(rewritten->record.stages.back() == "hard-cap");
+  REQUIRE(parse(rebuild_text(fixture, rewritten->result, 0)) == json::value(groups));
+}
+
+TEST_CASE("pipeline: a top-level array comes back as items with wrapped set") {
+  Fixture fixture;
+  const json::value value = numbered_items(300);
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(value)));
+  REQUIRE(rewritten.has_value());
+  const json::value out = parse(text_at(rewritten->result, 0));
+  REQUIRE(out.at("_ctxguard").at("wrapped").as_bool());
+  REQUIRE(out.at("_ctxguard").at("path").as_string() == "");
+  REQUIRE(out.at("items").is_array());
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1000) == value);
+}
+
+TEST_CASE("pipeline: the largest of several long arrays is cut first, others listed") {
+  Fixture fixture(small_budget(1500));
+  const json::value value{{"small", numbered_items(60, 5)}, {"large", numbered_items(400, 60)}};
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(value)));
+  REQUIRE(rewritten.has_value());
+  const json::value out = parse(text_at(rewritten->result, 0));
+  REQUIRE(out.at("_ctxguard").at("path").as_string() == "/large");
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1500) == value);
+}
+
+TEST_CASE("pipeline: nested long arrays get cursors of their own and rebuild exactly") {
+  Fixture fixture(small_budget(1200));
+  json::array tree;
+  for (int d = 0; d < 30; ++d) {
+    tree.push_back(json::object{{"name", "dir" + std::to_string(d)},
+                                {"children", numbered_items(d % 3 == 0 ? 120 : 12, 8)}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(tree)));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(tokens_of(rewritten->result) <= 1200);
+  std::size_t pages = 0;
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1200, &pages) == json::value(tree));
+  REQUIRE(pages > 3);
+}
+
+TEST_CASE("pipeline: structuredContent that mirrors the text is rewritten the same way") {
+  Fixture fixture;
+  const json::value value{{"entities", numbered_items(200)}, {"relations", json::array{}}};
+  json::object result = text_result(pretty(value));
+  result["structuredContent"] = value;
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  const json::value text = parse(text_at(rewritten->result, 0));
+  REQUIRE(rewritten->result.at("structuredContent") == text);
+  REQUIRE(tokens_of(rewritten->result) <= 1000);  // both copies count
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1000) == value);
+}
+
+TEST_CASE("pipeline: structuredContent that wraps the text as a string repeats the new text") {
+  Fixture fixture;
+  const json::value value = numbered_items(200);
+  const std::string text = pretty(value);
+  json::object result = text_result(text);
+  result["structuredContent"] = json::object{{"content", text}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  REQUIRE(rewritten->result.at("structuredContent").at("content").as_string() ==
+          text_at(rewritten->result, 0));
+  REQUIRE(tokens_of(rewritten->result) <= 1000);
+}
+
+TEST_CASE("pipeline: other content and result members pass through") {
+  Fixture fixture;
+  json::object result = text_result(ctxguard::to_json(numbered_items(300)));
+  result["content"].as_array().push_back(
+      json::object{{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}});
+  result["_meta"] = json::object{{"k", 1}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  REQUIRE(content_of(rewritten->result).at(1).at("type").as_string() == "image");
+  REQUIRE(rewritten->result.at("_meta").at("k").as_int64() == 1);
+}
+
+TEST_CASE("pipeline: plain text passes under the hard cap and is cut with a cursor above it") {
+  Fixture fixture;
+  std::string lines;
+  for (int i = 0; lines.size() < 6000; ++i) lines += "[FILE] file-" + std::to_string(i) + ".txt\n";
+  REQUIRE(ctxguard::budget::estimate_tokens(lines) > 1000);
+  REQUIRE(ctxguard::budget::estimate_tokens(lines) <= 3000);
+  REQUIRE_FALSE(fixture.process(text_result(lines)).has_value());
+
+  while (ctxguard::budget::estimate_tokens(lines) < 20000) lines += lines;
+  auto rewritten = fixture.process(text_result(lines));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(tokens_of(rewritten->result) <= 3000);
+  const std::string first = text_at(rewritten->result, 0);
+  REQUIRE(first.back() == '\n');  // cut at a line break
+  REQUIRE(rebuild_text(fixture, rewritten->result, 0) == lines);
+}
+
+TEST_CASE("pipeline: isError results pass unless over the hard cap") {
+  Fixture fixture;
+  json::object result = text_result(ctxguard::to_json(numbered_items(60)));
+  result["isError"] = true;
+  REQUIRE(ctxguard::budget::estimate_tokens(text_at(result, 0)) > 1000);
+  REQUIRE_FALSE(fixture.process(result).has_value());
+  result = text_result(ctxguard::to_json(numbered_items(2000)));
+  result["isError"] = true;
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  REQUIRE(is_error(rewritten->result));
+  REQUIRE(tokens_of(rewritten->result) <= 3000);
+}
+
+TEST_CASE("pipeline: with rewriting off only the hard cap applies, as a text cut") {
+  Fixture fixture;
+  const std::string text = ctxguard::to_json(numbered_items(80));
+  REQUIRE_FALSE(fixture.process(text_result(text), "tool", false).has_value());
+  const std::string big = ctxguard::to_json(numbered_items(2000));
+  auto rewritten = fixture.process(text_result(big), "tool", false);
+  REQUIRE(rewritten.has_value());
+  REQUIRE(tokens_of(rewritten->result) <= 3000);
+  REQUIRE(rebuild_text(fixture, rewritten->result, 0) == big);
+}
+
+TEST_CASE("pipeline: numbers survive a rewrite JSON-equal") {
+  Fixture fixture;
+  json::array items;
+  for (int i = 0; i < 400; ++i) {
+    items.push_back(json::object{{"v", 1238.8249400479617 * i}, {"big", 18446744073709551615ull},
+                                 {"neg", -9223372036854775807ll}, {"tiny", 5e-324}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(items)));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(rebuild_json(fixture, rewritten->result, 1000) == json::value(items));
+}
+
+TEST_CASE("pipeline: the call record says what happened") {
+  Fixture fixture;
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(numbered_items(500))), "list");
+  REQUIRE(rewritten.has_value());
+  const auto& record = rewritten->record;
+  CHECK(record.tool == "list");
+  CHECK(record.original_tokens > record.final_tokens);
+  CHECK(record.items_total == 500);
+  CHECK(record.items_shown > 0);
+  CHECK(record.cache_entry != 0);
+  CHECK(std::find(record.stages.begin(), record.stages.end(), "paginate") != record.stages.end());
+}

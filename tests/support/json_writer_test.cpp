@@ -24,5 +24,7 @@ TEST_CASE("json writer: strings get the minimal escapes and UTF-8 is copied") {
 TEST_CASE("json writer: doubles use the shortest form, not Boost's 1.5E0") {
   REQUIRE(to_json(boost::json::value(1.5)) == "1.5");
   REQUIRE(to_json(boost::json::value(1e21)) == "1e+21");
-  REQUIRE(to_json(boost::json::value(-0.0)) == "-0");
+  REQUIRE(to_json(boost::json::value(-0.0)) == "-0.0");
+  REQUIRE(to_json(boost::json::value(5.0)) == "5.0");
+  REQUIRE(parse_json("5.0")->is_double());
 }

@@ -1,0 +1,143 @@
+#pragma once
+// A pipeline, a fetch tool and their cache wired as the proxy wires them, with times under the
+// test's control, and the client side of the protocol: following cursors to rebuild a result.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <deque>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "budget/token_estimator.hpp"
+#include "config/settings.hpp"
+#include "cursor/cursor_codec.hpp"
+#include "pipeline/fetch_tool.hpp"
+#include "pipeline/result_pipeline.hpp"
+#include "support/json_reader.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline::testing {
+
+namespace json = boost::json;
+
+inline config::BudgetSettings small_budget(std::size_t tokens = 1000) {
+  config::BudgetSettings budget;
+  budget.token_budget = tokens;
+  budget.hard_cap = tokens * 3;
+  return budget;
+}
+
+struct Fixture {
+  explicit Fixture(config::BudgetSettings settings = small_budget())
+      : budget(std::move(settings)),
+        codec({std::string(32, 'k')}, budget.cursor_ttl),
+        cache(budget.cache_bytes, budget.cursor_ttl),
+        pipeline(budget, codec, cache),
+        fetch(budget, codec, cache) {}
+
+  std::optional<RewrittenResult> process(json::object result, std::string_view tool = "tool",
+                                         bool rewrite = true) {
+    held = std::move(result);
+    return pipeline.process(held, CallContext{tool, rewrite, now, wall_now});
+  }
+
+  json::object fetch_page(json::object arguments) {
+    return fetch.answer(json::value(std::move(arguments)), now, wall_now).result;
+  }
+
+  config::BudgetSettings budget;
+  cursor::CursorCodec codec;
+  ResultCache cache;
+  ResultPipeline pipeline;
+  FetchTool fetch;
+  json::object held;
+  std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+  std::chrono::system_clock::time_point wall_now = std::chrono::system_clock::now();
+};
+
+inline json::object text_result(std::string_view text) {
+  return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}}}}};
+}
+
+inline json::value parse(std::string_view text) {
+  auto value = parse_json(text);
+  REQUIRE(value.has_value());
+  return std::move(*value);
+}
+
+inline const json::array& content_of(const json::object& result) {
+  return result.at("content").as_array();
+}
+
+inline std::string text_at(const json::object& result, std::size_t index) {
+  return std::string(content_of(result).at(index).as_object().at("text").as_string());
+}
+
+// Tokens a model sees for a result (what the budget is about).
+inline std::size_t tokens_of(const json::object& result) {
+  std::size_t tokens = 0;
+  for (const json::value& item : content_of(result)) {
+    tokens += budget::estimate_tokens(item.as_object().at("text").as_string());
+  }
+  if (const json::value* structured = result.if_contains("structuredContent")) {
+    tokens += budget::estimate_json_tokens(*structured);
+  }
+  return tokens;
+}
+
+inline bool is_error(const json::object& result) {
+  const json::value* error = result.if_contains("isError");
+  return error != nullptr && error->as_bool();
+}
+
+// Follows every cursor of a paginated first answer (FIFO: pages before the cuts inside them)
+// and returns the server's JSON rebuilt. Checks each page against `page_budget`.
+inline json::value rebuild_json(Fixture& fixture, const json::object& first,
+                                std::size_t page_budget, std::size_t* pages = nullptr) {
+  json::value value = parse(text_at(first, 0));
+  std::deque<json::object> cuts;
+  if (json::value* meta = value.as_object().if_contains("_ctxguard")) {
+    json::object ctxguard = meta->as_object();
+    value.as_object().erase("_ctxguard");
+    if (ctxguard.contains("wrapped")) value = json::value(value.as_object().at("items"));
+    cuts.push_back(ctxguard);
+  }
+  while (!cuts.empty()) {
+    json::object cut = std::move(cuts.front());
+    cuts.pop_front();
+    if (const json::value* others = cut.if_contains("otherCuts")) {
+      for (const json::value& other : others->as_array()) cuts.push_back(other.as_object());
+    }
+    const json::value* next = cut.if_contains("nextCursor");
+    if (next == nullptr) continue;
+    const json::object page_result = fixture.fetch_page({{"cursor", *next}});
+    REQUIRE_FALSE(is_error(page_result));
+    REQUIRE(tokens_of(page_result) <= page_budget);
+    if (pages != nullptr) ++*pages;
+    json::value page = parse(text_at(page_result, 0));
+    std::error_code ec;
+    json::value* target = value.find_pointer(std::string(cut.at("path").as_string()), ec);
+    REQUIRE(target != nullptr);
+    for (const json::value& item : page.at("items").as_array()) target->as_array().push_back(item);
+    cuts.push_back(page.at("_ctxguard").as_object());
+  }
+  return value;
+}
+
+// Follows the text cursors of a cut text item at `index` and returns the whole text.
+inline std::string rebuild_text(Fixture& fixture, const json::object& first, std::size_t index) {
+  std::string text = text_at(first, index);
+  json::value meta = parse(text_at(first, index + 1)).at("_ctxguard");
+  while (const json::value* next = meta.as_object().if_contains("nextCursor")) {
+    const json::object piece = fixture.fetch_page({{"cursor", *next}});
+    REQUIRE_FALSE(is_error(piece));
+    REQUIRE(tokens_of(piece) <= fixture.budget.token_budget);
+    text += text_at(piece, 0);
+    meta = parse(text_at(piece, 1)).at("_ctxguard");
+  }
+  return text;
+}
+
+}  // namespace ctxguard::pipeline::testing
