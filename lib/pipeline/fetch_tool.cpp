@@ -16,7 +16,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::size_t kMetadataTokens = 160;
-constexpr std::size_t kMaxFields = 256;
 constexpr int kPlanningRounds = 4;
 
 json::object text_result(std::string text, bool is_error) {
@@ -83,12 +82,12 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   std::vector<std::string> fields = payload->fields;
   if (const json::value* fields_arg = args->if_contains("fields"); fields_arg != nullptr) {
     const json::array* list = fields_arg->if_array();
-    if (list == nullptr || list->size() > kMaxFields) {
+    if (list == nullptr || list->size() > cursor::kMaxFields) {
       return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
     }
     fields.clear();
     for (const json::value& field : *list) {
-      if (!field.is_string()) {
+      if (!field.is_string() || field.get_string().size() > cursor::kMaxFieldBytes) {
         return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
       }
       fields.emplace_back(field.get_string());

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "budget/token_estimator.hpp"
+#include "cursor/cursor_codec.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
@@ -44,7 +45,9 @@ double CutPlanner::walk(const json::value& value, std::string& path, int parent,
   if (const json::array* array = value.if_array()) {
     int self = parent;
     std::size_t index_in_self = parent_item;
-    const bool cuttable = array->size() > min_cut_items_;
+    // A path too long for a cursor could never be continued: such an array is left whole.
+    const bool cuttable =
+        array->size() > min_cut_items_ && path.size() <= cursor::kMaxPathBytes;
     if (cuttable) {
       Candidate candidate;
       candidate.array = array;

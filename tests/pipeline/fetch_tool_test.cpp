@@ -1,1 +1,135 @@
-#include <catch2/catch.hpp>  // placeholder: tests come with the implementation
+#include "pipeline_fixture.hpp"
+
+#include "support/base64url.hpp"
+
+using namespace ctxguard::pipeline::testing;
+namespace json = boost::json;
+
+namespace {
+
+json::array rows(std::size_t count) {
+  json::array items;
+  for (std::size_t i = 0; i < count; ++i) {
+    items.push_back(json::object{{"id", i}, {"status", i % 3 == 0 ? "cancelled" : "confirmed"},
+                                 {"guest", "guest " + std::to_string(i)},
+                                 {"notes", std::string(60, 'n')}});
+  }
+  return items;
+}
+
+// The first answer's cursor for a 500-row result.
+std::string first_cursor(Fixture& fixture) {
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::object{{"rows", rows(500)}})));
+  REQUIRE(rewritten.has_value());
+  return std::string(
+      parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
+}
+
+std::string error_text(const json::object& result) {
+  REQUIRE(is_error(result));
+  REQUIRE(content_of(result).size() == 1);
+  return text_at(result, 0);
+}
+
+}  // namespace
+
+TEST_CASE("fetch: a page continues where the first answer stopped, within the budget") {
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  const json::object page_result = fixture.fetch_page({{"cursor", cursor}});
+  REQUIRE_FALSE(is_error(page_result));
+  REQUIRE(tokens_of(page_result) <= fixture.budget.token_budget);
+  const json::value page = parse(text_at(page_result, 0));
+  const auto& meta = page.at("_ctxguard").as_object();
+  const auto offset = meta.at("offset").as_int64();
+  REQUIRE(offset > 0);
+  REQUIRE(page.at("items").as_array().front().at("id").as_int64() == offset);
+  REQUIRE(meta.at("totalCount").as_int64() == 500);
+  REQUIRE(meta.at("path").as_string() == "/rows");
+}
+
+TEST_CASE("fetch: limit sets the page size and fields project the items") {
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  const json::value page = parse(text_at(
+      fixture.fetch_page({{"cursor", cursor}, {"limit", 7}, {"fields", json::array{"id", "status"}}}),
+      0));
+  const auto& items = page.at("items").as_array();
+  REQUIRE(items.size() == 7);
+  for (const json::value& item : items) {
+    REQUIRE(item.as_object().size() == 2);
+    REQUIRE(item.as_object().contains("status"));
+  }
+  // The next cursor keeps limit and fields.
+  const json::value next = parse(text_at(
+      fixture.fetch_page({{"cursor", page.at("_ctxguard").at("nextCursor")}}), 0));
+  REQUIRE(next.at("items").as_array().size() == 7);
+  REQUIRE(next.at("items").as_array().front().as_object().size() == 2);
+  REQUIRE(next.at("_ctxguard").at("fields").as_array().size() == 2);
+}
+
+TEST_CASE("fetch: a page too large for the budget returns fewer items") {
+  Fixture fixture(small_budget(400));
+  const std::string cursor = first_cursor(fixture);
+  const json::object page_result = fixture.fetch_page({{"cursor", cursor}, {"limit", 200}});
+  REQUIRE_FALSE(is_error(page_result));
+  REQUIRE(tokens_of(page_result) <= 400);
+  const json::value page = parse(text_at(page_result, 0));
+  REQUIRE(page.at("items").as_array().size() < 200);
+  REQUIRE(page.at("_ctxguard").at("hasMore").as_bool());
+}
+
+TEST_CASE("fetch: bad arguments are tool errors with one line") {
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  CHECK(error_text(fixture.fetch_page({})).find("`cursor` is required") != std::string::npos);
+  CHECK(error_text(fixture.fetch_page({{"cursor", 5}})).find("`cursor`") != std::string::npos);
+  for (const json::value& limit : {json::value(0), json::value(201), json::value(-3),
+                                   json::value("ten"), json::value(2.5)}) {
+    CHECK(error_text(fixture.fetch_page({{"cursor", cursor}, {"limit", limit}})).find("limit") !=
+          std::string::npos);
+  }
+  CHECK(error_text(fixture.fetch_page({{"cursor", cursor}, {"fields", "id"}})).find("fields") !=
+        std::string::npos);
+  CHECK(error_text(fixture.fetch_page({{"cursor", cursor}, {"fields", json::array{1}}}))
+            .find("fields") != std::string::npos);
+}
+
+TEST_CASE("fetch: malformed, tampered, foreign, expired and evicted cursors say so") {
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  CHECK(error_text(fixture.fetch_page({{"cursor", "not a cursor!"}})).find("not a valid cursor") !=
+        std::string::npos);
+  std::string tampered = cursor;
+  tampered[tampered.size() / 2] = tampered[tampered.size() / 2] == 'A' ? 'B' : 'A';
+  CHECK(error_text(fixture.fetch_page({{"cursor", tampered}})).find("altered") != std::string::npos);
+
+  Fixture other;  // same payload, another key
+  ctxguard::cursor::CursorCodec foreign({std::string(32, 'z')}, std::chrono::seconds(600));
+  auto payload = fixture.codec.decode(cursor, fixture.wall_now);
+  REQUIRE(payload.has_value());
+  CHECK(error_text(fixture.fetch_page({{"cursor", foreign.encode(*payload)}})).find("altered") !=
+        std::string::npos);
+
+  fixture.wall_now += fixture.budget.cursor_ttl + std::chrono::seconds(1);
+  CHECK(error_text(fixture.fetch_page({{"cursor", cursor}})).find("expired") != std::string::npos);
+
+  fixture.wall_now -= fixture.budget.cursor_ttl;
+  fixture.now += fixture.budget.cursor_ttl + std::chrono::seconds(1);  // the cache entry expired
+  CHECK(error_text(fixture.fetch_page({{"cursor", cursor}})).find("no longer cached") !=
+        std::string::npos);
+}
+
+TEST_CASE("fetch: the last page has no nextCursor and reading past it is empty") {
+  Fixture fixture;
+  std::string cursor = first_cursor(fixture);
+  json::value page;
+  for (int guard = 0; guard < 100; ++guard) {
+    page = parse(text_at(fixture.fetch_page({{"cursor", cursor}, {"limit", 200}}), 0));
+    const json::value* next = page.at("_ctxguard").as_object().if_contains("nextCursor");
+    if (next == nullptr) break;
+    cursor = std::string(next->as_string());
+  }
+  REQUIRE_FALSE(page.at("_ctxguard").at("hasMore").as_bool());
+  REQUIRE(page.at("items").as_array().back().at("id").as_int64() == 499);
+}
