@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: builds ctxguard and runs a short scripted session of the real MCP SDK client
-# against `ctxguard -- server-filesystem <generated data folder>`, printing each call and the size
-# of its answer.
+# The main job: installs what is missing, builds ctxguard, generates the demo data (a folder of
+# thousands of files and a knowledge graph of 2,000 people) and runs one scripted session of the
+# real MCP SDK client against server-filesystem and server-memory, directly and through ctxguard.
+# Prints, for each call, the bytes and tokens the client received both ways and what ctxguard did.
 #
 #   scripts/demo.sh [DATA_DIR]      (default: build/demo-data, regenerated each run)
 set -euo pipefail
