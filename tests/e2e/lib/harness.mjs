@@ -521,3 +521,69 @@ export function normalize(value, { replace = [], uuids = false, isoTimes = false
 export function jsonBytes(v) {
   return Buffer.byteLength(JSON.stringify(v));
 }
+
+// ---------------------------------------------------------------- budget pipeline helpers
+
+/**
+ * server-memory with its knowledge graph in `file` (MEMORY_FILE_PATH). Sessions
+ * started with the same file see the same graph: the server re-reads the file
+ * on every call.
+ */
+export function memoryServerCommand(file) {
+  return { ...serverCommand('memory'), env: { MEMORY_FILE_PATH: file } };
+}
+
+/**
+ * Create `count` empty files named `name(i)` in `dir` (created if missing).
+ * @returns {string[]} the file names, in creation order
+ */
+export function makeFiles(dir, count, name = (i) => `file_${String(i).padStart(5, '0')}.txt`) {
+  fs.mkdirSync(dir, { recursive: true });
+  const names = [];
+  for (let i = 0; i < count; i++) {
+    const n = name(i);
+    fs.writeFileSync(path.join(dir, n), '');
+    names.push(n);
+  }
+  return names;
+}
+
+/**
+ * A wide directory tree of empty files under `root`:
+ *   dir_NN/file_NNNNN.txt         `dirs` directories of `filesPerDir` files
+ *   dir_NN/nested/deep_K/nested_file_N.md   in the first `nested` directories, two more levels down, `nestedFiles` files
+ * @returns {number} files created
+ */
+export function makeWideTree(root, { dirs = 40, filesPerDir = 100, nested = 3, nestedFiles = 300 } = {}) {
+  let files = 0;
+  for (let d = 0; d < dirs; d++) {
+    const dir = path.join(root, `dir_${String(d).padStart(2, '0')}`);
+    files += makeFiles(dir, filesPerDir).length;
+    if (d < nested) files += makeFiles(path.join(dir, 'nested', `deep_${d}`), nestedFiles, (i) => `nested_file_${i}.md`).length;
+  }
+  return files;
+}
+
+/**
+ * The text ctxguard estimates a tools/call result by: every text item's text,
+ * then the serialized structuredContent (if any), joined by newlines.
+ */
+export function resultBudgetText(result) {
+  const texts = (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text);
+  if (result?.structuredContent !== undefined) texts.push(JSON.stringify(result.structuredContent));
+  return texts.join('\n');
+}
+
+/**
+ * `countTokens(text)` of @anthropic-ai/tokenizer when it is installed in
+ * tests/e2e/node_modules, else null (real token counts are informational only).
+ */
+export async function realTokenCounter() {
+  try {
+    const mod = await import('@anthropic-ai/tokenizer');
+    const count = mod.countTokens ?? mod.default?.countTokens;
+    return typeof count === 'function' ? count : null;
+  } catch {
+    return null;
+  }
+}
