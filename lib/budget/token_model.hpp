@@ -124,12 +124,18 @@ enum Script : std::uint8_t {
   kOther2,           // DC-DF (Syriac, Thaana, N'Ko), and the invalid leads C0-C1
   kDevanagari,       // E0 A4-A5
   kBengali,          // E0 A6-A7
+  kGurmukhi,         // E0 A8-A9
   kGujarati,         // E0 AA-AB
   kTamil,            // E0 AE-AF
+  kTelugu,           // E0 B0-B1
   kKannada,          // E0 B2-B3
+  kMalayalam,        // E0 B4-B5
+  kSinhala,          // E0 B6-B7
   kThai,             // E0 B8-B9
-  kOtherE0,          // the rest of U+0800-0FFF (Gurmukhi, Telugu, Malayalam, Lao, Tibetan, ...)
+  kOtherE0,          // the rest of U+0800-0FFF (Oriya, Lao, Tibetan, ...)
+  kMyanmar,          // E1 80-81
   kGeorgian,         // E1 82-83
+  kEthiopic,         // E1 88-8D
   kKhmer,            // E1 9E-9F
   kLatinAdditional,  // E1 B8-BB: Vietnamese
   kOtherE1,          // the rest of U+1000-1FFF
@@ -181,13 +187,19 @@ constexpr Script script_of_3byte(unsigned lead_class, unsigned second) noexcept 
     case kLead3E0:
       if (in(0xa4, 0xa5)) return kDevanagari;
       if (in(0xa6, 0xa7)) return kBengali;
+      if (in(0xa8, 0xa9)) return kGurmukhi;
       if (in(0xaa, 0xab)) return kGujarati;
       if (in(0xae, 0xaf)) return kTamil;
+      if (in(0xb0, 0xb1)) return kTelugu;
       if (in(0xb2, 0xb3)) return kKannada;
+      if (in(0xb4, 0xb5)) return kMalayalam;
+      if (in(0xb6, 0xb7)) return kSinhala;
       if (in(0xb8, 0xb9)) return kThai;
       return kOtherE0;
     case kLead3E1:
+      if (in(0x80, 0x81)) return kMyanmar;
       if (in(0x82, 0x83)) return kGeorgian;
+      if (in(0x88, 0x8d)) return kEthiopic;
       if (in(0x9e, 0x9f)) return kKhmer;
       if (in(0xb8, 0xbb)) return kLatinAdditional;
       return kOtherE1;
@@ -214,35 +226,16 @@ constexpr bool is_lead3(unsigned byte_class) noexcept {
 inline constexpr std::array<std::string_view, kGroups> kGroupNames = {
     "lower", "upper",      "digit",     "space", "newline",  "other_space",
     "quote", "json_punct", "backslash", "punct", "non_ascii"};
-inline constexpr std::array<std::string_view, kScriptCount> kScriptNames = {"latin1",
-                                                                            "latin_extended",
-                                                                            "combining",
-                                                                            "greek",
-                                                                            "cyrillic",
-                                                                            "armenian",
-                                                                            "hebrew",
-                                                                            "arabic",
-                                                                            "other_2byte",
-                                                                            "devanagari",
-                                                                            "bengali",
-                                                                            "gujarati",
-                                                                            "tamil",
-                                                                            "kannada",
-                                                                            "thai",
-                                                                            "other_e0",
-                                                                            "georgian",
-                                                                            "khmer",
-                                                                            "latin_additional",
-                                                                            "other_e1",
-                                                                            "general_punct",
-                                                                            "symbols",
-                                                                            "cjk_punct",
-                                                                            "kana",
-                                                                            "other_e3",
-                                                                            "cjk",
-                                                                            "hangul",
-                                                                            "special",
-                                                                            "astral"};
+inline constexpr std::array<std::string_view, kScriptCount> kScriptNames = {
+    "latin1",           "latin_extended", "combining",     "greek",
+    "cyrillic",         "armenian",       "hebrew",        "arabic",
+    "other_2byte",      "devanagari",     "bengali",       "gurmukhi",
+    "gujarati",         "tamil",          "telugu",        "kannada",
+    "malayalam",        "sinhala",        "thai",          "other_e0",
+    "myanmar",          "georgian",       "ethiopic",      "khmer",
+    "latin_additional", "other_e1",       "general_punct", "symbols",
+    "cjk_punct",        "kana",           "other_e3",      "cjk",
+    "hangul",           "special",        "astral"};
 
 // The model's inputs for a text: what the calibration fits and TokenCounter prices.
 struct Features {
