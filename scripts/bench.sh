@@ -17,3 +17,7 @@ if [[ "${1:-}" == "--requests" ]]; then requests="$2"; fi
 echo "== relay overhead (bench/relay_bench.cpp)"
 "$build/bench/relay_bench" --ctxguard "$build/ctxguard" --server "$build/bench/echo_server" \
   --requests "$requests"
+# estimate_tokens / estimate_json_tokens throughput in GB/s on 10 MiB generated in memory
+# (docs/estimator.md).
+echo "== token estimator (bench/estimator_bench.cpp)"
+"$build/bench/estimator_bench" --mib 10

@@ -32,13 +32,17 @@ class TokenCounter {
   std::size_t bytes() const noexcept;
 
  private:
-  // The class of the byte before the next one (see token_model.hpp); a text starts as if after
-  // a newline.
-  static constexpr std::uint8_t kNewlineClass = 4;
+  // The byte before the next one (the model prices a byte by its predecessor's class, see
+  // token_model.hpp); a text starts as if after a newline.
+  static constexpr unsigned char kStartByte = '\n';
+
+  // Runs `counting` on a local copy of the state (see token_estimator.cpp), then stores it.
+  template <class Counting>
+  void count_with(Counting&& counting) noexcept;
 
   std::uint64_t weight_ = 0;  // the estimate so far, in 1/4096 tokens
   std::size_t bytes_ = 0;
-  std::uint8_t last_class_ = kNewlineClass;
+  std::uint8_t last_byte_ = kStartByte;
 };
 
 // Tokens of `text` as the model sees it.
