@@ -4,18 +4,21 @@
 // re-serializes the whole result.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <boost/json/value.hpp>
 
 #include "cache/expiring_lru_cache.hpp"
+#include "pipeline/json_arena.hpp"
 
 namespace ctxguard::pipeline {
 
 struct CachedPart {
   bool is_json = false;
-  boost::json::value json;  // is_json: the parsed value (in its own arena)
+  std::shared_ptr<JsonArena> arena;  // owns the memory of `json` (declared first: outlives it)
+  boost::json::value json;           // is_json: the parsed value
   // Text parts: the text. JSON parts cut as text (the hard cap's last resort): the minified JSON,
   // kept so later ranges need no serialization of the whole value.
   std::string text;

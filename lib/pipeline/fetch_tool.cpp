@@ -16,7 +16,8 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::size_t kMetadataTokens = 160;
-constexpr int kPlanningRounds = 4;
+constexpr double kTokensPerCursor = 70;
+constexpr int kPlanningRounds = 6;
 
 json::object text_result(std::string text, bool is_error) {
   json::object result{{"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
@@ -94,7 +95,8 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     }
   }
 
-  const std::shared_ptr<const CachedResult> entry = cache_.find(payload->entry, now);
+  const std::uint64_t entry_id = payload->entry ^ cache_id_salt();
+  const std::shared_ptr<const CachedResult> entry = cache_.find(entry_id, now);
   if (entry == nullptr) {
     return fail(
         "The result this cursor belongs to is no longer cached (it expired or was evicted to "
@@ -103,9 +105,9 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   if (payload->part >= entry->parts.size()) return fail("This cursor does not match its result.");
   const CachedPart& part = entry->parts[payload->part];
   answer.record.tool = name_ + ":" + entry->tool;
-  answer.record.cache_entry = payload->entry;
+  answer.record.cache_entry = entry_id;
   answer.record.stages = {"fetch"};
-  const CursorIssuer issuer(codec_, payload->entry, wall_now);
+  const CursorIssuer issuer(codec_, entry_id, wall_now);
 
   if (payload->kind == cursor::CursorKind::kTextRange) {
     std::string subtree;
@@ -157,7 +159,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   std::string body;
   double overshoot = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
-    CutPlanner planner(budget_.page_size, budget_.min_cut_items);
+    CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
     const double planned = planner.add_page(*array, payload->part, payload->path, begin, count, fields, 1.0);
     body.clear();
     write_page_items(body, *array, ShownRange{begin, count}, fields, CutMap{});
@@ -189,11 +191,18 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     }
     meta["hint"] = page.shown == 0 ? std::string("No items left: this array has been read to its end.")
                                    : array_hint(page, cuts.size() - 1, name_, budget_.max_page_size);
+    // The figure is part of the text it measures: settle it so it is never below the truth.
     set_budget_fields(meta, 0, budget_.token_budget);
-    const std::size_t estimate = budget::estimate_tokens(attach_metadata(body, meta)) + 4;
-    set_budget_fields(meta, estimate, budget_.token_budget);
-    std::string text = attach_metadata(body, meta);
-    answer.record.final_tokens = budget::estimate_tokens(text);
+    std::size_t reported = budget::estimate_tokens(attach_metadata(body, meta)) + 4;
+    std::string text;
+    for (int settle = 0; settle < 3; ++settle) {
+      set_budget_fields(meta, reported, budget_.token_budget);
+      text = attach_metadata(body, meta);
+      const std::size_t actual = budget::estimate_tokens(text);
+      if (actual <= reported) break;
+      reported = actual + 2;
+    }
+    answer.record.final_tokens = reported;
     answer.record.items_total = page.total;
     answer.record.items_shown = page.shown;
     answer.result = text_result(std::move(text), false);

@@ -15,11 +15,9 @@ class JsonArena final : public boost::json::memory_resource {
   // Bytes obtained from the system so far (blocks, not the values inside them).
   std::size_t bytes() const noexcept { return counter_.bytes; }
 
-  static boost::json::storage_ptr make() { return boost::json::make_shared_resource<JsonArena>(); }
-  static std::size_t bytes_of(const boost::json::storage_ptr& storage) noexcept {
-    const auto* arena = dynamic_cast<const JsonArena*>(storage.get());
-    return arena != nullptr ? arena->bytes() : 0;
-  }
+  // A value built on `storage()` must be destroyed before the arena: keep the shared_ptr
+  // next to the value, declared before it.
+  boost::json::storage_ptr storage() noexcept { return boost::json::storage_ptr(this); }
 
  private:
   struct CountingResource final : boost::json::memory_resource {

@@ -1,5 +1,8 @@
 #include "pipeline/json_parts.hpp"
 
+#include <memory>
+#include <optional>
+
 #include "budget/token_estimator.hpp"
 #include "pipeline/json_arena.hpp"
 #include "support/json_reader.hpp"
@@ -51,18 +54,26 @@ ResultParts split_result(const json::object& result, bool parse_texts) {
     for (std::size_t i = 0; i < content->size(); ++i) {
       const json::string* text = text_of((*content)[i]);
       if (text == nullptr) continue;
-      ResultPart part;
-      part.content_index = i;
-      part.text = std::string_view(text->data(), text->size());
-      part.original_tokens = budget::estimate_tokens(part.text);
-      if (parse_texts && looks_like_json_container(part.text)) {
-        auto parsed = parse_json(part.text, JsonArena::make());
-        if (parsed && (parsed->is_object() || parsed->is_array())) {
-          part.is_json = true;
-          part.json = std::move(*parsed);
+      const std::string_view text_view(text->data(), text->size());
+      std::shared_ptr<JsonArena> arena;
+      std::optional<json::value> parsed;
+      if (parse_texts && looks_like_json_container(text_view)) {
+        arena = std::make_shared<JsonArena>();
+        auto value = parse_json(text_view, arena->storage());
+        if (value && (value->is_object() || value->is_array())) {
+          // Move-constructed, never assigned: assignment would copy out of the arena.
+          parsed.emplace(std::move(*value));
+        } else {
+          arena.reset();
         }
       }
-      split.parts.push_back(std::move(part));
+      const bool is_json = arena != nullptr;
+      split.parts.push_back(ResultPart{.content_index = i,
+                                       .text = text_view,
+                                       .is_json = is_json,
+                                       .arena = std::move(arena),
+                                       .json = parsed ? std::move(*parsed) : json::value(),
+                                       .original_tokens = budget::estimate_tokens(text_view)});
     }
   }
 
@@ -95,7 +106,9 @@ ResultParts split_result(const json::object& result, bool parse_texts) {
   part.original_tokens = split.structured_tokens;
   if (parse_texts && (structured->is_object() || structured->is_array())) {
     part.is_json = true;
-    part.json = json::value(*structured, JsonArena::make());
+    part.arena = std::make_shared<JsonArena>();
+    std::destroy_at(&part.json);
+    std::construct_at(&part.json, *structured, part.arena->storage());
   }
   split.parts.push_back(std::move(part));
   return split;

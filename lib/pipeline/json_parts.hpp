@@ -7,12 +7,15 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+
+#include "pipeline/json_arena.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -22,6 +25,7 @@ struct ResultPart {
   std::size_t content_index = kNotContent;  // content[i]; kNotContent for structuredContent
   std::string_view text;                    // text items: the text the server sent
   bool is_json = false;
+  std::shared_ptr<JsonArena> arena;  // owns the memory of `json` (declared first: outlives it)
   boost::json::value json;  // is_json: the parsed text (or a copy of structuredContent)
   std::size_t original_tokens = 0;
 };

@@ -1,6 +1,7 @@
 #include "pipeline/metadata.hpp"
 
 #include <cmath>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -10,12 +11,20 @@ namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
+std::uint64_t cache_id_salt() {
+  static const std::uint64_t salt = [] {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32) ^ device();
+  }();
+  return salt;
+}
+
 std::string CursorIssuer::array_page(std::size_t part, const std::string& path,
                                      std::size_t offset, std::size_t limit,
                                      const std::vector<std::string>& fields) const {
   cursor::CursorPayload payload;
   payload.kind = cursor::CursorKind::kArrayPage;
-  payload.entry = entry_;
+  payload.entry = entry_ ^ cache_id_salt();
   payload.part = static_cast<std::uint32_t>(part);
   payload.path = path;
   payload.offset = offset;
@@ -30,7 +39,7 @@ std::string CursorIssuer::text_range(std::size_t part, const std::string& path,
                                      std::size_t offset) const {
   cursor::CursorPayload payload;
   payload.kind = cursor::CursorKind::kTextRange;
-  payload.entry = entry_;
+  payload.entry = entry_ ^ cache_id_salt();
   payload.part = static_cast<std::uint32_t>(part);
   payload.path = path;
   payload.offset = offset;
@@ -77,8 +86,9 @@ std::string array_hint(const ArrayCut& primary, std::size_t other_cuts,
   }
   if (other_cuts > 0) {
     hint += fmt::format(
-        " {} more array{} shortened: see _ctxguard.otherCuts, each with its own nextCursor.",
-        other_cuts, other_cuts == 1 ? " was" : "s were");
+        " {} more array{} shortened: see _ctxguard.otherCuts; call {} with each one's "
+        "nextCursor.",
+        other_cuts, other_cuts == 1 ? " was" : "s were", fetch_tool);
   }
   return hint;
 }

@@ -16,6 +16,11 @@
 
 namespace ctxguard::pipeline {
 
+// Cache ids restart at 1 in every process, and a configured secret outlives the process: cursors
+// carry the id XOR a random per-process salt, so a cursor from an earlier run finds nothing
+// (and says so) instead of a page of some other result.
+std::uint64_t cache_id_salt();
+
 // Issues the cursors of one answer: all point into the same cache entry.
 class CursorIssuer {
  public:

@@ -166,8 +166,14 @@ bool CutPlanner::visible(int index) const {
 double CutPlanner::shrink(int index, std::size_t keep) {
   Candidate& candidate = candidates_[index];
   if (keep >= candidate.keep) return 0;
+  if (candidate.item_cuts.empty()) candidate.item_cuts.assign(candidate.count, 0);
   const double saving = std::accumulate(candidate.item_cost.begin() + keep,
                                         candidate.item_cost.begin() + candidate.keep, 0.0);
+  // Listing: the first cut of an array adds its entry to _ctxguard (a page is listed anyway);
+  // the arrays cut inside the items dropped now are no longer listed.
+  const int listed = candidate.keep == candidate.count && !candidate.is_page ? 1 : 0;
+  const int unlisted = std::accumulate(candidate.item_cuts.begin() + keep,
+                                       candidate.item_cuts.begin() + candidate.keep, 0);
   candidate.keep = keep;
   candidate.shown_cost -= saving;
   // The items around this array got cheaper by as much.
@@ -176,10 +182,12 @@ double CutPlanner::shrink(int index, std::size_t keep) {
     Candidate& parent = candidates_[candidates_[child].parent];
     const std::size_t item = candidates_[child].parent_item;
     parent.item_cost[item] -= saving;
+    if (parent.item_cuts.empty()) parent.item_cuts.assign(parent.count, 0);
+    parent.item_cuts[item] += listed - unlisted;
     if (item < parent.keep) parent.shown_cost -= saving;
     child = candidates_[child].parent;
   }
-  return saving * candidate.weight;
+  return (saving + static_cast<double>(unlisted - listed) * cut_cost_) * candidate.weight;
 }
 
 bool CutPlanner::cut(double excess) {

@@ -41,8 +41,9 @@ using CutMap = std::unordered_map<const boost::json::array*, ShownRange>;
 
 class CutPlanner {
  public:
-  CutPlanner(std::size_t page_size, std::size_t min_cut_items)
-      : page_size_(page_size), min_cut_items_(min_cut_items) {}
+  // `cut_cost`: what listing one more shortened array costs (its path and cursor in _ctxguard).
+  CutPlanner(std::size_t page_size, std::size_t min_cut_items, double cut_cost = 0)
+      : page_size_(page_size), min_cut_items_(min_cut_items), cut_cost_(cut_cost) {}
 
   // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Each
   // token it costs counts `weight` times (a part that structuredContent mirrors counts twice).
@@ -76,6 +77,7 @@ class CutPlanner {
     std::size_t count = 0;  // items in view (a page: its items; otherwise the whole array)
     std::size_t keep = 0;   // items shown
     std::vector<double> item_cost;
+    std::vector<int> item_cuts;  // shortened arrays listed from inside each item
     double shown_cost = 0;  // sum of item_cost[0, keep)
     double original_cost = 0;
     double weight = 1;
@@ -95,6 +97,7 @@ class CutPlanner {
 
   std::size_t page_size_;
   std::size_t min_cut_items_;
+  double cut_cost_;
   std::vector<Candidate> candidates_;
 };
 

@@ -22,7 +22,7 @@ namespace {
 constexpr std::size_t kMetadataTokens = 160;
 constexpr std::size_t kTokensPerCursor = 70;
 // Re-planning rounds when the written answer comes out larger than planned.
-constexpr int kPlanningRounds = 4;
+constexpr int kPlanningRounds = 6;
 
 enum class Mode { kOriginal, kCompacted, kPaginated, kTextCut };
 
@@ -113,15 +113,17 @@ class Job {
 
     // Stage 2: pagination. The parsed values move into the cache entry first: cut arrays are
     // recognised by address, and the entry's values do not move again.
-    for (std::size_t k = 0; k < split_.parts.size(); ++k) {
-      CachedPart& cached = entry_->parts.emplace_back();
-      cached.is_json = split_.parts[k].is_json;
-      if (cached.is_json) cached.json = std::move(split_.parts[k].json);
+    for (ResultPart& part : split_.parts) {
+      // Move-constructed (not assigned) so the value stays in its arena, uncopied.
+      entry_->parts.push_back(CachedPart{.is_json = part.is_json,
+                                         .arena = std::move(part.arena),
+                                         .json = std::move(part.json),
+                                         .text = {}});
     }
     moved_json_ = true;
     double overshoot = 0;
     for (int round = 0; round < kPlanningRounds; ++round) {
-      CutPlanner planner(budget_.page_size, budget_.min_cut_items);
+      CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
       double planned = 0;
       double measured = 0;
       for (const std::size_t k : json_parts) {
@@ -280,7 +282,7 @@ class Job {
     std::size_t bytes = sizeof(CachedResult);
     for (const CachedPart& part : entry_->parts) {
       bytes += part.text.size();
-      if (part.is_json) bytes += JsonArena::bytes_of(part.json.storage());
+      if (part.arena) bytes += part.arena->bytes();
     }
     entry_id_ = cache_.insert(entry_, bytes, context_.now);
     record_.cache_entry = entry_id_;
@@ -299,7 +301,13 @@ class Job {
   // answer, then with the measured figure (the figure itself costs a token or two more).
   void compose() {
     compose_with(0);
-    compose_with(measure() + 4);
+    std::size_t reported = measure() + 4;
+    for (int round = 0; round < 3; ++round) {
+      compose_with(reported);
+      const std::size_t measured = measure();
+      if (measured <= reported) break;
+      reported = measured + 2;
+    }
   }
 
   void compose_with(std::size_t estimated) {
@@ -337,8 +345,11 @@ class Job {
     const PartOutput& output = outputs_[k];
     switch (output.mode) {
       case Mode::kOriginal:
+        return std::nullopt;
       case Mode::kCompacted:
-        return std::nullopt;  // JSON-equal already
+        // A mirror or an independent value is JSON-equal already; a wrapper repeats the text.
+        if (split_.relation != StructuredRelation::kWrapper) return std::nullopt;
+        break;
       case Mode::kPaginated:
         if (split_.relation != StructuredRelation::kWrapper) {
           auto parsed = parse_json(output.text);

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <string>
 
@@ -113,7 +115,14 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
     const json::value* next = cut.if_contains("nextCursor");
     if (next == nullptr) continue;
     const json::object page_result = fixture.fetch_page({{"cursor", *next}});
+    if (std::getenv("PROPERTY_TRACE")) {
+      std::fprintf(stderr, "fetch %s offset %lld\n", std::string(cut.at("path").as_string()).c_str(),
+                   static_cast<long long>(cut.at("offset").as_int64() + cut.at("pageSize").as_int64()));
+    }
     REQUIRE_FALSE(is_error(page_result));
+    INFO("page _ctxguard: " << ctxguard::to_json(parse(text_at(page_result, 0)).at("_ctxguard"))
+                            << " items: " << parse(text_at(page_result, 0)).at("items").as_array().size()
+                            << " bytes: " << text_at(page_result, 0).size());
     REQUIRE(tokens_of(page_result) <= page_budget);
     if (pages != nullptr) ++*pages;
     json::value page = parse(text_at(page_result, 0));
