@@ -7,6 +7,9 @@
 //     CTXGUARD_ESTIMATE_BIN=../../build/tests/estimate_tokens_cli node --test estimator-accuracy.test.mjs
 //   # 2. the fit (--write replaces the block between COEFFICIENTS-BEGIN/END), then rebuild
 //   node scripts/calibrate-estimator.mjs /tmp/estimator-corpus.jsonl [--write] [--cli <path>]
+//   # for docs/estimator.md: the current estimate and the seeds' rule against gpt-tokenizer's
+//   # o200k_base (a second, unrelated BPE; nothing is fitted to it)
+//   node scripts/calibrate-estimator.mjs /tmp/estimator-corpus.jsonl --compare-o200k
 //
 // The model (lib/budget/token_model.hpp) is linear in counts that estimate_tokens_cli --counts
 // reports per sample: bytes per ASCII class, changes between classes ("runs", one weight per
@@ -29,6 +32,7 @@
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,9 +51,10 @@ const CJK_SCRIPTS = new Set(['cjk_punct', 'kana', 'cjk', 'hangul']);
 const TWO_BYTE_SCRIPTS = new Set(['latin1', 'latin_extended', 'combining', 'greek', 'cyrillic', 'armenian', 'hebrew', 'arabic', 'other_2byte']);
 
 function parseArgs(argv) {
-  const args = { corpus: null, write: false, cli: path.join(REPO, 'build', 'tests', 'estimate_tokens_cli') };
+  const args = { corpus: null, write: false, o200k: false, cli: path.join(REPO, 'build', 'tests', 'estimate_tokens_cli') };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--write') args.write = true;
+    else if (argv[i] === '--compare-o200k') args.o200k = true;
     else if (argv[i] === '--cli') args.cli = argv[++i];
     else if (!args.corpus) args.corpus = argv[i];
     else throw new Error(`unexpected argument ${argv[i]}`);
@@ -146,9 +151,28 @@ function describe(ratios) {
     + `within ±15% ${(100 * within).toFixed(1)}%`;
 }
 
+/** Ratios of the current estimate and of the seeds' rule to gpt-tokenizer's o200k_base count. */
+function compareO200k(cli, corpus) {
+  // Resolved from tests/e2e, where the package is a pinned devDependency.
+  const require = createRequire(path.join(REPO, 'tests', 'e2e', 'package.json'));
+  const { countTokens } = require('gpt-tokenizer');
+  const estimates = runCli(cli, [], corpus.map((r) => JSON.stringify({ text: r.text })).join('\n') + '\n');
+  const rows = corpus.map((r, i) => ({ ...r, o200k: countTokens(r.text), estimate: estimates[i].estimate }));
+  const baseline = (text) => Math.ceil((text.length / 4) * 1.2);
+  for (const c of [...new Set(rows.map((r) => r.category))].sort()) {
+    const held = rows.filter((r) => r.category === c);
+    console.log(`${c.padEnd(28)} estimate/o200k ${describe(held.map((r) => r.estimate / r.o200k))}`);
+    console.log(`${''.padEnd(28)} seeds/o200k    ${describe(held.map((r) => baseline(r.text) / r.o200k))}`);
+  }
+}
+
 function main() {
   const args = parseArgs(process.argv.slice(2));
   const corpus = fs.readFileSync(args.corpus, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  if (args.o200k) {
+    compareO200k(args.cli, corpus);
+    return;
+  }
   const names = runCli(args.cli, ['--names'])[0];
   const counted = runCli(args.cli, ['--counts'], corpus.map((r) => JSON.stringify({ text: r.text })).join('\n') + '\n');
   const everything = corpus.map((r, i) => ({ ...r, features: counted[i].features }));

@@ -123,7 +123,7 @@ constexpr std::uint64_t char_weight(unsigned previous_class, unsigned byte) noex
 }
 
 // The whole model folded into one table: the weight of `byte` after a byte of class `row`, in
-// 1/kUnit tokens. The inner loop is then one lookup and one add per byte.
+// 1/kUnit tokens (each term rounded on its own, as weight_of does, so both sum the same).
 using WeightTable = std::array<std::array<std::uint16_t, 256>, kByteClassCount>;
 
 constexpr WeightTable kWeights = [] {
@@ -180,6 +180,85 @@ constexpr std::array<char, 256> kEscapes = [] {
   return table;
 }();
 
+// A byte as the writer prints it inside a JSON string: 1, 2 (\n) or 6 (\u0001) bytes.
+struct Escaped {
+  char bytes[6];
+  std::size_t size;
+};
+
+constexpr Escaped escaped(unsigned byte) noexcept {
+  const char escape = kEscapes[byte];
+  if (escape == 0) return {{static_cast<char>(byte)}, 1};
+  if (escape != 'u') return {{'\\', escape}, 2};
+  constexpr std::string_view kHex = "0123456789abcdef";
+  return {{'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xf]}, 6};
+}
+
+constexpr std::array<std::uint8_t, 256> kEscapeExtraBytes = [] {
+  std::array<std::uint8_t, 256> table{};
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    table[byte] = static_cast<std::uint8_t>(escaped(byte).size - 1);
+  }
+  return table;
+}();
+
+// The last byte the writer prints for a byte inside a string.
+constexpr std::array<std::uint8_t, 256> kEscapedLast = [] {
+  std::array<std::uint8_t, 256> table{};
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    const Escaped e = escaped(byte);
+    table[byte] = static_cast<std::uint8_t>(e.bytes[e.size - 1]);
+  }
+  return table;
+}();
+
+// kPairWeights for the body of a JSON string: the weight of `byte`'s escaped form printed after
+// the escaped form of `previous`, so that a string is priced with one lookup per byte as well.
+constexpr std::uint64_t string_pair_weight(unsigned previous, unsigned byte) noexcept {
+  const Escaped e = escaped(byte);
+  unsigned last = kEscapedLast[previous];
+  std::uint64_t weight = 0;
+  for (std::size_t i = 0; i < e.size; ++i) {
+    const auto out = static_cast<unsigned char>(e.bytes[i]);
+    weight += kPairWeights[(unsigned{out} << 8) | last];
+    last = out;
+  }
+  return weight;
+}
+
+constexpr bool string_weights_fit_16_bits() {
+  for (unsigned previous = 0; previous < 256; ++previous) {
+    for (unsigned byte = 0; byte < 256; ++byte) {
+      if (string_pair_weight(previous, byte) > 0xffff) return false;
+    }
+  }
+  return true;
+}
+static_assert(string_weights_fit_16_bits(), "an escape above 16 tokens does not fit the table");
+
+constexpr PairTable kStringPairWeights = [] {
+  PairTable table{};
+  for (unsigned previous = 0; previous < 256; ++previous) {
+    for (unsigned byte = 0; byte < 256; ++byte) {
+      table[(byte << 8) | previous] =
+          static_cast<std::uint16_t>(string_pair_weight(previous, byte));
+    }
+  }
+  return table;
+}();
+
+// Whether any of the 8 bytes of `block` is escaped in a JSON string (", \\ or below 0x20), with
+// the usual SWAR tests for a zero byte and for a byte below n.
+constexpr bool needs_escape(std::uint64_t block) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  const std::uint64_t quote = block ^ (kOnes * '"');
+  const std::uint64_t backslash = block ^ (kOnes * '\\');
+  const std::uint64_t found = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
+                              ((block - kOnes * 0x20) & ~block);
+  return (found & kHigh) != 0;
+}
+
 // ---- the hot loop ----------------------------------------------------------------------------
 
 // The running state of a count, kept in locals while one call lasts and stored into the
@@ -196,10 +275,15 @@ inline void tally_byte(Tally& tally, unsigned char byte) noexcept {
   ++tally.bytes;
 }
 
-inline void tally_text(Tally& tally, std::string_view text) noexcept {
+// Sums `table` over the pairs (previous byte, byte) of `text`, `previous` being the byte before
+// it (updated). With kPairWeights that is the estimate of the text; with kStringPairWeights, of
+// the text as a JSON string body. `extra` (if not null) gets the bytes escapes add.
+template <const PairTable& table>
+inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous,
+                               std::size_t* extra) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* const end = p + text.size();
-  unsigned previous = tally.previous;
+  unsigned last = previous;
   // Two sums so that consecutive adds do not wait on each other. Every lookup depends on the
   // input bytes only, never on an earlier lookup, so the loads of a block overlap.
   std::uint64_t even = 0;
@@ -209,77 +293,48 @@ inline void tally_text(Tally& tally, std::string_view text) noexcept {
       std::uint64_t block;
       std::memcpy(&block, p, sizeof block);
       // Byte i of `pairs` is the byte before input byte i, so bits 8i..8i+15 are the pair
-      // (byte i - 1, byte i), the index of kPairWeights.
-      const std::uint64_t pairs = (block << 8) | previous;
-      even += kPairWeights[pairs & 0xffff];
-      odd += kPairWeights[(pairs >> 8) & 0xffff];
-      even += kPairWeights[(pairs >> 16) & 0xffff];
-      odd += kPairWeights[(pairs >> 24) & 0xffff];
-      even += kPairWeights[(pairs >> 32) & 0xffff];
-      odd += kPairWeights[(pairs >> 40) & 0xffff];
-      even += kPairWeights[(pairs >> 48) & 0xffff];
-      odd += kPairWeights[block >> 48];
-      previous = static_cast<unsigned>(block >> 56);
+      // (byte i - 1, byte i), the index of the table.
+      const std::uint64_t pairs = (block << 8) | last;
+      even += table[pairs & 0xffff];
+      odd += table[(pairs >> 8) & 0xffff];
+      even += table[(pairs >> 16) & 0xffff];
+      odd += table[(pairs >> 24) & 0xffff];
+      even += table[(pairs >> 32) & 0xffff];
+      odd += table[(pairs >> 40) & 0xffff];
+      even += table[(pairs >> 48) & 0xffff];
+      odd += table[block >> 48];
+      last = static_cast<unsigned>(block >> 56);
+      if (extra != nullptr && needs_escape(block)) {
+        for (int i = 0; i < 8; ++i) *extra += kEscapeExtraBytes[p[i]];
+      }
     }
   }
   for (; p != end; ++p) {
-    even += kPairWeights[(unsigned{*p} << 8) | previous];
-    previous = *p;
+    even += table[(unsigned{*p} << 8) | last];
+    if (extra != nullptr) *extra += kEscapeExtraBytes[*p];
+    last = *p;
   }
-  tally.weight += even + odd;
+  previous = last;
+  return even + odd;
+}
+
+inline void tally_text(Tally& tally, std::string_view text) noexcept {
+  tally.weight += sum_pairs<kPairWeights>(text, tally.previous, nullptr);
   tally.bytes += text.size();
-  tally.previous = previous;
 }
 
 // ---- JSON without serializing, as support/json_writer.cpp writes it ---------------------------
 
-// Whether any of the 8 bytes of `block` is escaped in a JSON string (", \\ or below 0x20), with
-// the usual SWAR tests for a zero byte and for a byte below n.
-constexpr bool needs_escape(std::uint64_t block) noexcept {
-  constexpr std::uint64_t kOnes = 0x0101010101010101;
-  constexpr std::uint64_t kHigh = 0x8080808080808080;
-  const std::uint64_t quote = block ^ (kOnes * '"');
-  const std::uint64_t backslash = block ^ (kOnes * '\\');
-  const std::uint64_t found = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
-                              ((block - kOnes * 0x20) & ~block);
-  return (found & kHigh) != 0;
-}
-
-inline void tally_string_byte(Tally& tally, unsigned char byte) noexcept {
-  const char escape = kEscapes[byte];
-  if (escape == 0) {
-    tally_byte(tally, byte);
-    return;
-  }
-  tally_byte(tally, '\\');
-  tally_byte(tally, static_cast<unsigned char>(escape));
-  if (escape == 'u') {
-    constexpr std::string_view kHex = "0123456789abcdef";
-    tally_byte(tally, '0');
-    tally_byte(tally, '0');
-    tally_byte(tally, static_cast<unsigned char>(kHex[byte >> 4]));
-    tally_byte(tally, static_cast<unsigned char>(kHex[byte & 0xf]));
-  }
-}
-
+// The body of a JSON string is priced with kStringPairWeights, whose entries already hold each
+// byte's escaped form; only the byte count needs the escapes' extra bytes.
 void tally_json_string(Tally& tally, std::string_view unescaped) noexcept {
   tally_byte(tally, '"');
-  const auto* p = reinterpret_cast<const unsigned char*>(unescaped.data());
-  const auto* const end = p + unescaped.size();
-  if constexpr (std::endian::native == std::endian::little) {
-    // Blocks without anything to escape (nearly all of them) go through the fast path.
-    while (end - p >= 8) {
-      std::uint64_t block;
-      std::memcpy(&block, p, sizeof block);
-      if (!needs_escape(block)) {
-        tally_text(tally, std::string_view(reinterpret_cast<const char*>(p), 8));
-        p += 8;
-        continue;
-      }
-      for (const auto* const stop = p + 8; p != stop; ++p) tally_string_byte(tally, *p);
-    }
-  }
-  for (; p != end; ++p) tally_string_byte(tally, *p);
+  // As an input byte, '"' comes out as \", which ends in '"' like the opening quote does.
+  unsigned previous = '"';
+  std::size_t extra = 0;
+  tally.weight += sum_pairs<kStringPairWeights>(unescaped, previous, &extra);
+  tally.bytes += unescaped.size() + extra;
+  tally.previous = kEscapedLast[previous];
   tally_byte(tally, '"');
 }
 

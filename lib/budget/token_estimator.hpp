@@ -3,12 +3,17 @@
 //
 // The seeds' rule (4 characters per token + 20%) underestimates exactly what MCP servers send
 // most: JSON full of quotes, braces and digits, source code, and CJK text. The estimate here
-// counts bytes and runs per byte class (letters, digits, punctuation/JSON syntax, whitespace,
-// UTF-8 multi-byte sequences) and combines them linearly with coefficients calibrated against a
-// real tokenizer (tests/e2e/estimator-accuracy.test.mjs, docs/estimator.md). It is tuned to err
-// high: within 15% for 95% of real outputs and never more than 10% under.
+// prices each byte by its class and by the class of the byte before it (letters, digits,
+// punctuation/JSON syntax, whitespace and newlines, UTF-8 characters by script; see
+// token_model.hpp): a linear model whose coefficients are calibrated against Claude's tokenizer
+// on real MCP outputs (scripts/calibrate-estimator.mjs, tests/e2e/estimator-accuracy.test.mjs,
+// docs/estimator.md). It errs high by design: on that corpus 95% of the outputs are within 15%
+// and none is more than 10% under. Prose in languages other than English written in ASCII
+// letters is the known weak spot (up to a third under, docs/estimator.md).
 //
-// Thread-safe and allocation-free. Throughput is measured by scripts/bench.sh (>= 1 GB/s).
+// No allocation, no exceptions, no shared mutable state: the functions are safe to call from
+// any thread; a TokenCounter is a plain value (one per thread, or guard it). One table lookup
+// per byte, >= 1 GB/s (bench/estimator_bench.cpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -18,9 +23,9 @@
 
 namespace ctxguard::budget {
 
-// Byte and run counts of one or more pieces of text. Estimates are additive: counting two
-// pieces into one TokenCounter gives the same as counting their concatenation, up to the run
-// that spans the seam.
+// The running estimate of one or more pieces of text. Counting pieces one after another into
+// one TokenCounter gives exactly the estimate of their concatenation (the counter remembers the
+// last byte), so a result can be counted part by part, and JSON without serializing it.
 class TokenCounter {
  public:
   void add(std::string_view text) noexcept;
