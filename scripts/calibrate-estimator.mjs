@@ -315,6 +315,8 @@ function main() {
   }
 
   if (process.env.CALIBRATE_VERBOSE) {
+    const byCv = all.slice().sort((a, b) => cv[a] - cv[b]);
+    for (const i of byCv.slice(0, 5)) console.log(`  cv low ${cv[i].toFixed(3)} ${rows[i].source}`);
     const order = all.slice().sort((a, b) => finalRatios[a] - finalRatios[b]);
     for (const i of [...order.slice(0, 12), ...order.slice(-20)]) {
       console.log(`  ${finalRatios[i].toFixed(3)} cv ${cv[i].toFixed(3)} ${rows[i].category} ${rows[i].source} (${rows[i].features.bytes} bytes, ${y[i]} tokens)`);

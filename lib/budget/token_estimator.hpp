@@ -34,6 +34,9 @@ class TokenCounter {
   // `value` as minified JSON (the form ctxguard writes), without serializing it.
   void add_json(const boost::json::value& value) noexcept;
   std::size_t tokens() const noexcept;
+  // The estimate so far without rounding: differences between two readings price exactly the
+  // bytes added in between (the pagination planner prices every item this way in one pass).
+  double fractional_tokens() const noexcept;
   std::size_t bytes() const noexcept;
 
  private:

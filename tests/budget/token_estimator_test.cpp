@@ -273,3 +273,17 @@ TEST_CASE("estimate: concurrent estimates agree with a single-threaded one") {
   for (std::thread& thread : threads) thread.join();
   for (const std::size_t result : results) CHECK(result == expected);
 }
+
+TEST_CASE("TokenCounter: fractional tokens round up to tokens and add up across pieces") {
+  const std::string text = mixed_text();
+  TokenCounter counter;
+  double previous = 0;
+  for (std::size_t at = 0; at < text.size(); at += 13) {
+    counter.add(std::string_view(text).substr(at, 13));
+    const double now = counter.fractional_tokens();
+    REQUIRE(now >= previous);
+    REQUIRE(static_cast<std::size_t>(std::ceil(now)) == counter.tokens());
+    previous = now;
+  }
+  CHECK(counter.tokens() == estimate_tokens(text));
+}

@@ -4,11 +4,12 @@
 // JSON, READMEs, zod's locale files in 40+ languages, iconv-lite's CJK tables), server-memory
 // over a knowledge graph built from those packages' package.json files, and server-everything.
 // Each result's content[].text and JSON.stringify(structuredContent) are samples; JSON outputs
-// are also taken pretty-printed and minified.
+// are also taken pretty-printed and minified. Where Debian installs them, gnupg's help files and
+// gettext catalogs add translated text as a held-out set (see TRANSLATIONS).
 //
 // Prints a table per category (estimate / actual ratio) for the estimator and for the seeds'
-// rule (ceil(chars / 4 * 1.2)), and asserts the targets: within ±15% for >= 95% of the samples
-// and never more than 10% under.
+// rule (ceil(chars / 4 * 1.2)), and asserts the targets on every category but the held-out
+// ones: within ±15% for >= 95% of the samples and never more than 10% under.
 //
 //   CTXGUARD_ESTIMATE_BIN=../../build/tests/estimate_tokens_cli node --test estimator-accuracy.test.mjs
 //
@@ -19,7 +20,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 import { getTokenizer } from '@anthropic-ai/tokenizer';
@@ -131,19 +131,12 @@ const kindOf = (rel) => {
   return null;
 };
 
-/** Share of bytes outside ASCII. */
+/** Share of the UTF-8 bytes of `text` outside ASCII. */
 function nonAsciiShare(text) {
-  const bytes = Buffer.byteLength(text);
-  return bytes === 0 ? 0 : (bytes - text.length + countAboveBmpPairs(text)) / bytes;
-}
-function countAboveBmpPairs(text) {
-  // Each surrogate pair is two UTF-16 units: keep the arithmetic above in bytes minus characters.
-  let pairs = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) pairs++;
-  }
-  return pairs;
+  const bytes = Buffer.from(text, 'utf8');
+  let outside = 0;
+  for (const b of bytes) if (b >= 0x80) outside++;
+  return bytes.length === 0 ? 0 : outside / bytes.length;
 }
 
 /**
@@ -499,9 +492,10 @@ describe('token estimator vs @anthropic-ai/tokenizer on real MCP outputs', { ski
   });
 
   test('the corpus has a few hundred real samples in every category', () => {
-    assert.ok(rows.filter(asserted).length >= 250, `only ${rows.length} samples`);
+    const held = rows.filter(asserted);
+    assert.ok(held.length >= 250, `only ${held.length} samples`);
     for (const category of ['code', 'json', 'listing', 'multilingual', 'prose']) {
-      const n = rows.filter((r) => r.category === category).length;
+      const n = held.filter((r) => r.category === category).length;
       assert.ok(n >= 20, `only ${n} samples in ${category}`);
     }
   });
