@@ -21,3 +21,7 @@ echo "== relay overhead (bench/relay_bench.cpp)"
 # (docs/estimator.md).
 echo "== token estimator (bench/estimator_bench.cpp)"
 "$build/bench/estimator_bench" --mib 10
+# One 10 MiB tools/call answer with a 100,000-item array: first page vs plain parse+serialize,
+# and a later page served from the cache (targets: <= 2.5x, < 2 ms).
+echo "== budget pipeline (bench/pipeline_bench.cpp)"
+"$build/bench/pipeline_bench" --items 100000

@@ -160,11 +160,8 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   double overshoot = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
     CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
-    const double planned = planner.add_page(*array, payload->part, payload->path, begin, count, fields, 1.0);
-    body.clear();
-    write_page_items(body, *array, ShownRange{begin, count}, fields, CutMap{});
-    const double measured = static_cast<double>(budget::estimate_tokens(body));
-    if (planned > 0) planner.scale(measured / planned);
+    const double measured =
+        planner.add_page(*array, payload->part, payload->path, begin, count, fields);
     planner.cut(measured + static_cast<double>(kMetadataTokens) -
                 static_cast<double>(budget_.token_budget) + overshoot);
     const std::vector<ArrayCut> cuts = planner.visible_cuts();

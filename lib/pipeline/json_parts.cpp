@@ -35,20 +35,26 @@ bool looks_like_json_container(std::string_view text) {
 
 }  // namespace
 
-std::optional<std::size_t> result_tokens(const json::object& result) {
+std::optional<ResultTokens> result_tokens(const json::object& result) {
   const json::array* content = content_of(result);
   if (content == nullptr) return std::nullopt;
-  std::size_t tokens = 0;
-  for (const json::value& item : *content) {
-    if (const json::string* text = text_of(item)) tokens += budget::estimate_tokens(*text);
+  ResultTokens tokens;
+  tokens.items.resize(content->size());
+  for (std::size_t i = 0; i < content->size(); ++i) {
+    if (const json::string* text = text_of((*content)[i])) {
+      tokens.items[i] = budget::estimate_tokens(*text);
+      tokens.total += tokens.items[i];
+    }
   }
   if (const json::value* structured = result.if_contains("structuredContent")) {
-    tokens += budget::estimate_json_tokens(*structured);
+    tokens.structured = budget::estimate_json_tokens(*structured);
+    tokens.total += tokens.structured;
   }
   return tokens;
 }
 
-ResultParts split_result(const json::object& result, bool parse_texts) {
+ResultParts split_result(const json::object& result, const ResultTokens& tokens,
+                         bool parse_texts) {
   ResultParts split;
   if (const json::array* content = content_of(result)) {
     for (std::size_t i = 0; i < content->size(); ++i) {
@@ -73,13 +79,13 @@ ResultParts split_result(const json::object& result, bool parse_texts) {
                                        .is_json = is_json,
                                        .arena = std::move(arena),
                                        .json = parsed ? std::move(*parsed) : json::value(),
-                                       .original_tokens = budget::estimate_tokens(text_view)});
+                                       .original_tokens = tokens.items[i]});
     }
   }
 
   const json::value* structured = result.if_contains("structuredContent");
   if (structured == nullptr) return split;
-  split.structured_tokens = budget::estimate_json_tokens(*structured);
+  split.structured_tokens = tokens.structured;
   for (std::size_t k = 0; k < split.parts.size(); ++k) {
     const ResultPart& part = split.parts[k];
     if (part.is_json && part.json == *structured) {

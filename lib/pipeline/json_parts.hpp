@@ -44,12 +44,20 @@ struct ResultParts {
   std::size_t structured_tokens = 0;
 };
 
-// Tokens a model sees for `result`: every text item's text plus structuredContent serialized.
-// nullopt when `result` is not a CallToolResult (no `content` array).
-std::optional<std::size_t> result_tokens(const boost::json::object& result);
+// Tokens a model sees for a result: every text item's text plus structuredContent serialized.
+struct ResultTokens {
+  std::size_t total = 0;
+  std::vector<std::size_t> items;  // per content item (0 for items that are not text)
+  std::size_t structured = 0;
+};
 
-// Splits `result` into parts. With `parse_texts`, text items holding a JSON object or array are
-// parsed (each into its own arena) and an independent structuredContent is copied into one.
-ResultParts split_result(const boost::json::object& result, bool parse_texts);
+// nullopt when `result` is not a CallToolResult (no `content` array).
+std::optional<ResultTokens> result_tokens(const boost::json::object& result);
+
+// Splits `result` (whose tokens are `tokens`) into parts. With `parse_texts`, text items holding
+// a JSON object or array are parsed (each into its own arena) and an independent
+// structuredContent is copied into one.
+ResultParts split_result(const boost::json::object& result, const ResultTokens& tokens,
+                         bool parse_texts);
 
 }  // namespace ctxguard::pipeline

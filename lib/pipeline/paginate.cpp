@@ -12,114 +12,126 @@ namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
-namespace {
-
-double string_cost(std::string_view text) {
-  budget::TokenCounter counter;
-  counter.add_json_string(text);
-  return static_cast<double>(counter.tokens());
-}
-
-double scalar_cost(const json::value& value) {
-  switch (value.kind()) {
-    case json::kind::string:
-      return string_cost(value.get_string());
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return static_cast<double>(budget::estimate_json_tokens(value));
-    default:
-      return 1;
-  }
-}
-
-}  // namespace
-
 bool keeps_field(const std::vector<std::string>& fields, std::string_view key) {
   return std::find(fields.begin(), fields.end(), key) != fields.end();
 }
 
-double CutPlanner::walk(const json::value& value, std::string& path, int parent,
-                        std::size_t parent_item, std::size_t part, double weight) {
-  const std::size_t path_size = path.size();
+std::string CutPlanner::path_of(const std::vector<Segment>& segments) {
+  std::string path = base_path_;
+  for (const Segment& segment : segments) {
+    if (segment.is_index) {
+      append_pointer_index(path, segment.index);
+    } else {
+      append_pointer_key(path, segment.key);
+    }
+  }
+  return path;
+}
+
+double CutPlanner::walk(const json::value& value, std::vector<Segment>& path, int parent,
+                        std::size_t parent_item, std::size_t part) {
+  const double before = counter_.fractional_tokens();
   if (const json::array* array = value.if_array()) {
-    int self = parent;
-    std::size_t index_in_self = parent_item;
+    // Paths are spelled out only for arrays that may be cut: most nodes never need theirs.
+    std::string pointer;
+    if (array->size() > min_cut_items_) pointer = path_of(path);
     // A path too long for a cursor could never be continued: such an array is left whole.
     const bool cuttable =
-        array->size() > min_cut_items_ && path.size() <= cursor::kMaxPathBytes;
+        array->size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
+    int self = parent;
     if (cuttable) {
       Candidate candidate;
       candidate.array = array;
       candidate.part = part;
-      candidate.path = path;
+      candidate.path = std::move(pointer);
       candidate.count = array->size();
       candidate.keep = array->size();
-      candidate.weight = weight;
       candidate.parent = parent;
       candidate.parent_item = parent_item;
       candidate.item_cost.reserve(array->size());
       candidates_.push_back(std::move(candidate));
       self = static_cast<int>(candidates_.size() - 1);
     }
-    double total = 1;  // the brackets
+    counter_.add("[");
+    path.push_back(Segment{});
     for (std::size_t i = 0; i < array->size(); ++i) {
-      append_pointer_index(path, i);
-      if (cuttable) index_in_self = i;
-      const double item = walk((*array)[i], path, self, index_in_self, part, weight) + 1;
-      path.resize(path_size);
+      const double item_before = counter_.fractional_tokens();
+      if (i != 0) counter_.add(",");
+      path.back() = Segment{.key = {}, .index = i, .is_index = true};
+      walk((*array)[i], path, self, cuttable ? i : parent_item, part);
       // candidates_ may have grown: index, do not hold a reference across walk().
-      if (cuttable) candidates_[self].item_cost.push_back(item);
-      total += item;
+      if (cuttable) {
+        candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
+      }
     }
+    path.pop_back();
+    counter_.add("]");
     if (cuttable) {
       Candidate& candidate = candidates_[self];
-      candidate.shown_cost = total - 1;
-      candidate.original_cost = total;
+      candidate.original_cost = counter_.fractional_tokens() - before;
+      candidate.shown_cost =
+          std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
     }
-    return total;
-  }
-  if (const json::object* object = value.if_object()) {
-    double total = 1;
+  } else if (const json::object* object = value.if_object()) {
+    counter_.add("{");
+    bool first = true;
     for (const json::key_value_pair& member : *object) {
-      append_pointer_key(path, member.key());
-      total += string_cost(member.key()) + 2 +
-               walk(member.value(), path, parent, parent_item, part, weight);
-      path.resize(path_size);
+      if (!first) counter_.add(",");
+      first = false;
+      walk_member(member, path, parent, parent_item, part);
     }
-    return total;
+    counter_.add("}");
+  } else {
+    counter_.add_json(value);
   }
-  return scalar_cost(value);
+  return counter_.fractional_tokens() - before;
+}
+
+double CutPlanner::walk_member(const json::key_value_pair& member, std::vector<Segment>& path,
+                               int parent, std::size_t parent_item, std::size_t part) {
+  const double before = counter_.fractional_tokens();
+  counter_.add_json_string(member.key());
+  counter_.add(":");
+  path.push_back(Segment{.key = member.key(), .index = 0, .is_index = false});
+  walk(member.value(), path, parent, parent_item, part);
+  path.pop_back();
+  return counter_.fractional_tokens() - before;
 }
 
 double CutPlanner::walk_item(const json::value& item, const std::vector<std::string>& fields,
-                             std::string& path, int parent, std::size_t parent_item,
-                             std::size_t part, double weight) {
+                             std::vector<Segment>& path, int parent, std::size_t parent_item,
+                             std::size_t part) {
   const json::object* object = item.if_object();
-  if (fields.empty() || object == nullptr) {
-    return walk(item, path, parent, parent_item, part, weight);
-  }
-  const std::size_t path_size = path.size();
-  double total = 1;
+  if (fields.empty() || object == nullptr) return walk(item, path, parent, parent_item, part);
+  const double before = counter_.fractional_tokens();
+  counter_.add("{");
+  bool first = true;
   for (const json::key_value_pair& member : *object) {
     if (!keeps_field(fields, member.key())) continue;
-    append_pointer_key(path, member.key());
-    total += string_cost(member.key()) + 2 +
-             walk(member.value(), path, parent, parent_item, part, weight);
-    path.resize(path_size);
+    if (!first) counter_.add(",");
+    first = false;
+    walk_member(member, path, parent, parent_item, part);
   }
-  return total;
+  counter_.add("}");
+  return counter_.fractional_tokens() - before;
 }
 
-double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path,
-                            double weight) {
-  std::string scratch = path;
-  return walk(root, scratch, -1, 0, part, weight) * weight;
+double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
+  base_path_ = path;
+  std::vector<Segment> segments;
+  counter_ = budget::TokenCounter{};
+  return walk(root, segments, -1, 0, part);
+}
+
+void CutPlanner::set_weight(std::size_t part, double weight) {
+  for (Candidate& candidate : candidates_) {
+    if (candidate.part == part) candidate.weight = weight;
+  }
 }
 
 double CutPlanner::add_page(const json::array& array, std::size_t part, const std::string& path,
                             std::size_t begin, std::size_t count,
-                            const std::vector<std::string>& fields, double weight) {
+                            const std::vector<std::string>& fields) {
   Candidate page;
   page.array = &array;
   page.part = part;
@@ -127,30 +139,26 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
   page.begin = begin;
   page.count = count;
   page.keep = count;
-  page.weight = weight;
   page.is_page = true;
   candidates_.push_back(std::move(page));
   const int self = static_cast<int>(candidates_.size() - 1);
-  std::string scratch = path;
-  double total = 1;
+  base_path_ = path;
+  std::vector<Segment> segments(1);
+  counter_ = budget::TokenCounter{};
+  counter_.add("[");
   for (std::size_t i = 0; i < count; ++i) {
-    append_pointer_index(scratch, begin + i);
-    const double item = walk_item(array[begin + i], fields, scratch, self, i, part, weight) + 1;
-    scratch.resize(path.size());
-    candidates_[self].item_cost.push_back(item);
-    total += item;
+    const double item_before = counter_.fractional_tokens();
+    if (i != 0) counter_.add(",");
+    segments.front() = Segment{.key = {}, .index = begin + i, .is_index = true};
+    walk_item(array[begin + i], fields, segments, self, i, part);
+    candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
   }
-  candidates_[self].shown_cost = total - 1;
-  candidates_[self].original_cost = total;
-  return total * weight;
-}
-
-void CutPlanner::scale(double factor) {
-  for (Candidate& candidate : candidates_) {
-    for (double& cost : candidate.item_cost) cost *= factor;
-    candidate.shown_cost *= factor;
-    candidate.original_cost *= factor;
-  }
+  counter_.add("]");
+  Candidate& candidate = candidates_[self];
+  candidate.original_cost = counter_.fractional_tokens();
+  candidate.shown_cost =
+      std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
+  return candidate.original_cost;
 }
 
 bool CutPlanner::visible(int index) const {

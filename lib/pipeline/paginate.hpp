@@ -10,15 +10,19 @@
 // is copied: the writer reads the original value and skips the items that are cut. The order of
 // items is always the server's.
 //
-// Costs are planning estimates, scaled to the token estimator's measure of the whole value; the
-// caller verifies the written answer with the estimator and re-plans if it is still too large.
+// Costs come from the token estimator fed the minified bytes in writing order, so the cost of the
+// whole value is its estimate and each item's cost is exactly its share. Only the `_ctxguard`
+// object is an allowance: the caller verifies the written answer and re-plans if it is too large.
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include <boost/json/value.hpp>
+
+#include "budget/token_estimator.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -45,20 +49,17 @@ class CutPlanner {
   CutPlanner(std::size_t page_size, std::size_t min_cut_items, double cut_cost = 0)
       : page_size_(page_size), min_cut_items_(min_cut_items), cut_cost_(cut_cost) {}
 
-  // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Each
-  // token it costs counts `weight` times (a part that structuredContent mirrors counts twice).
-  // Returns its planning cost.
-  double add_tree(const boost::json::value& root, std::size_t part, const std::string& path,
-                  double weight);
+  // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Returns
+  // its cost: the token estimate of its minified form.
+  double add_tree(const boost::json::value& root, std::size_t part, const std::string& path);
+
+  // Each token of `part` counts `weight` times (a part structuredContent mirrors counts twice).
+  void set_weight(std::size_t part, double weight);
 
   // Registers a page: items [begin, begin + count) of `array` (at `path` in `part`), each object
   // item projected to `fields` when that is not empty. The page itself may shrink to one item.
   double add_page(const boost::json::array& array, std::size_t part, const std::string& path,
-                  std::size_t begin, std::size_t count, const std::vector<std::string>& fields,
-                  double weight);
-
-  // Multiplies all costs by `factor` (to match the token estimator's total).
-  void scale(double factor);
+                  std::size_t begin, std::size_t count, const std::vector<std::string>& fields);
 
   // Cuts until `excess` cost is gone. Returns true when it is.
   bool cut(double excess);
@@ -86,11 +87,21 @@ class CutPlanner {
     bool is_page = false;
   };
 
-  double walk(const boost::json::value& value, std::string& path, int parent,
-              std::size_t parent_item, std::size_t part, double weight);
+  // One step of the path to the value being walked: a member's key or an array index.
+  struct Segment {
+    std::string_view key;
+    std::size_t index = 0;
+    bool is_index = false;
+  };
+
+  std::string path_of(const std::vector<Segment>& segments);
+  double walk(const boost::json::value& value, std::vector<Segment>& path, int parent,
+              std::size_t parent_item, std::size_t part);
   double walk_item(const boost::json::value& item, const std::vector<std::string>& fields,
-                   std::string& path, int parent, std::size_t parent_item, std::size_t part,
-                   double weight);
+                   std::vector<Segment>& path, int parent, std::size_t parent_item,
+                   std::size_t part);
+  double walk_member(const boost::json::key_value_pair& member, std::vector<Segment>& path,
+                     int parent, std::size_t parent_item, std::size_t part);
   bool visible(int index) const;
   // Shows only the first `keep` items of candidate `index`; returns the weighted saving.
   double shrink(int index, std::size_t keep);
@@ -98,6 +109,8 @@ class CutPlanner {
   std::size_t page_size_;
   std::size_t min_cut_items_;
   double cut_cost_;
+  budget::TokenCounter counter_;  // fed the bytes of everything walked, in writing order
+  std::string base_path_;         // the pointer of the value being walked
   std::vector<Candidate> candidates_;
 };
 

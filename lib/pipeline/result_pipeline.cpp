@@ -1,7 +1,10 @@
 #include "pipeline/result_pipeline.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/json_arena.hpp"
@@ -47,17 +50,21 @@ class Job {
         context_(context),
         result_(result) {}
 
-  std::optional<RewrittenResult> run(std::size_t original_tokens, bool is_error) {
+  std::optional<RewrittenResult> run(const ResultTokens& tokens, bool is_error) {
     record_.tool = std::string(context_.tool);
-    record_.original_tokens = original_tokens;
+    record_.original_tokens = tokens.total;
     const bool rewrite = context_.rewrite && !is_error;
-    split_ = split_result(result_, rewrite);
+    split_ = split_result(result_, tokens, rewrite);
     entry_ = std::make_shared<CachedResult>();
     entry_->tool = record_.tool;
     outputs_.assign(split_.parts.size(), PartOutput{});
     weights_.assign(split_.parts.size(), 1.0);
 
-    compute_weights();
+    compact_tokens_.resize(split_.parts.size());
+    for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+      compact_tokens_[k] = split_.parts[k].original_tokens;
+    }
+    if (!rewrite) compute_weights();
     if (rewrite) {
       const bool changed = compact_and_paginate();
       if (total_tokens() <= budget_.hard_cap) {
@@ -71,12 +78,6 @@ class Job {
  private:
   // structuredContent repeating a part makes every token of that part count twice (or more).
   void compute_weights() {
-    compact_tokens_.resize(split_.parts.size());
-    for (std::size_t k = 0; k < split_.parts.size(); ++k) {
-      const ResultPart& part = split_.parts[k];
-      compact_tokens_[k] =
-          part.is_json ? budget::estimate_json_tokens(part.json) : part.original_tokens;
-    }
     if (split_.relation == StructuredRelation::kMirror ||
         split_.relation == StructuredRelation::kWrapper) {
       const std::size_t k = split_.related_part;
@@ -95,24 +96,13 @@ class Job {
     for (std::size_t k = 0; k < split_.parts.size(); ++k) {
       if (split_.parts[k].is_json) json_parts.push_back(k);
     }
-    if (json_parts.empty()) return false;
-
-    // Stage 1: lossless compaction.
-    bool changed = false;
-    for (const std::size_t k : json_parts) {
-      PartOutput& output = outputs_[k];
-      // structuredContent goes out as JSON whatever its form: only text can be compacted.
-      if (split_.parts[k].content_index == kNotContent) continue;
-      output.body = to_json(split_.parts[k].json);
-      if (output.body == split_.parts[k].text) continue;  // already minified
-      output.mode = Mode::kCompacted;
-      changed = true;
+    if (json_parts.empty()) {
+      compute_weights();
+      return false;
     }
-    if (changed) record_.stages.push_back("compact");
-    if (changed && total_tokens() <= budget_.token_budget) return true;
 
-    // Stage 2: pagination. The parsed values move into the cache entry first: cut arrays are
-    // recognised by address, and the entry's values do not move again.
+    // The parsed values move into the cache entry now: cut arrays are recognised by address,
+    // and the entry's values do not move again (whether the entry gets cached is decided later).
     for (ResultPart& part : split_.parts) {
       // Move-constructed (not assigned) so the value stays in its arena, uncopied.
       entry_->parts.push_back(CachedPart{.is_json = part.is_json,
@@ -121,23 +111,52 @@ class Job {
                                          .text = {}});
     }
     moved_json_ = true;
+    // One walk prices every part and every array in it (the estimate of the minified form).
+    auto planner = std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items,
+                                                kTokensPerCursor);
+    for (const std::size_t k : json_parts) {
+      compact_tokens_[k] =
+          static_cast<std::size_t>(std::ceil(planner->add_tree(entry_->parts[k].json, k, "")));
+    }
+    compute_weights();
+
+    // Stage 1: lossless compaction. Rendering a large value costs as much as parsing it, so it
+    // is rendered here only when compaction alone may be enough; otherwise the paginated
+    // rendering below is minified anyway.
+    bool changed = false;
+    for (const std::size_t k : json_parts) {
+      // structuredContent goes out as JSON whatever its form: only text can be compacted.
+      if (split_.parts[k].content_index == kNotContent) continue;
+      if (compact_tokens_[k] < split_.parts[k].original_tokens) changed = true;
+    }
+    if (changed) record_.stages.push_back("compact");
+    if (changed && compacted_total() <= budget_.token_budget) {
+      for (const std::size_t k : json_parts) {
+        if (split_.parts[k].content_index == kNotContent) continue;
+        PartOutput& output = outputs_[k];
+        output.body = to_json(entry_->parts[k].json);
+        if (output.body != split_.parts[k].text) output.mode = Mode::kCompacted;
+      }
+      if (total_tokens() <= budget_.token_budget) return true;
+    }
+
+    // Stage 2: pagination.
     double overshoot = 0;
     for (int round = 0; round < kPlanningRounds; ++round) {
-      CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
-      double planned = 0;
-      double measured = 0;
-      for (const std::size_t k : json_parts) {
-        planned += planner.add_tree(entry_->parts[k].json, k, "", weights_[k]);
-        measured += static_cast<double>(compact_tokens_[k]) * weights_[k];
+      if (!planner) {  // a later round: the first one's cuts were not enough
+        planner = std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items,
+                                               kTokensPerCursor);
+        for (const std::size_t k : json_parts) planner->add_tree(entry_->parts[k].json, k, "");
       }
-      if (planned > 0) planner.scale(measured / planned);
+      for (const std::size_t k : json_parts) planner->set_weight(k, weights_[k]);
       const double excess = static_cast<double>(compacted_total() + kMetadataTokens) -
                             static_cast<double>(budget_.token_budget) + overshoot;
-      planner.cut(excess);
-      std::vector<ArrayCut> cuts = planner.visible_cuts();
+      planner->cut(excess);
+      std::vector<ArrayCut> cuts = planner->visible_cuts();
       if (cuts.empty()) return changed;
       if (!cached()) return changed;  // too large for the cache: nothing could be reached
-      const CutMap map = planner.cut_map();
+      const CutMap map = planner->cut_map();
+      planner.reset();
       for (const std::size_t k : json_parts) {
         PartOutput& output = outputs_[k];
         output.cuts.clear();
@@ -203,7 +222,7 @@ class Job {
       CachedPart& cached = entry_->parts.emplace_back();
       const ResultPart& part = split_.parts[k];
       if (part.is_json) {
-        cached.text = to_json(paginated ? paginated->parts[k].json : part.json);
+        cached.text = to_json(paginated ? paginated->parts[k].json : part.json);  // compacted
       } else if (part.content_index != kNotContent) {
         cached.text = std::string(part.text);
       } else {
@@ -475,7 +494,7 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
   const std::size_t limit =
       context.rewrite && !is_error ? budget_.token_budget : budget_.hard_cap;
-  if (*tokens <= limit) return std::nullopt;
+  if (tokens->total <= limit) return std::nullopt;
   Job job(budget_, codec_, cache_, fetch_tool_, context, result);
   return job.run(*tokens, is_error);
 }
