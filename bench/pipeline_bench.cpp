@@ -37,8 +37,7 @@ std::string make_result_text(std::size_t items) {
                                 {"status", i % 7 == 0 ? "cancelled" : "confirmed"},
                                 {"guest", "Guest Number " + std::to_string(i)},
                                 {"checkIn", "2026-11-" + std::to_string(10 + i % 18)},
-                                {"total", 120.5 + static_cast<double>(i % 1000)},
-                                {"nights", i % 9 + 1}});
+                                {"total", 120.5 + static_cast<double>(i % 1000)}});
   }
   return ctxguard::to_json(json::object{{"bookings", std::move(rows)}, {"source", "bench"}});
 }
