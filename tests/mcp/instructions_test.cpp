@@ -1,1 +1,34 @@
-#include <catch2/catch.hpp>  // placeholder: tests come with the implementation
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "mcp/instructions.hpp"
+
+namespace json = boost::json;
+
+TEST_CASE("instructions: the first 512 characters stand alone and name the fetch tool") {
+  const std::string paragraph = ctxguard::mcp::instructions_paragraph("ctxguard_fetch");
+  REQUIRE(paragraph.size() <= 512);
+  for (const char* needle : {"ctxguard_fetch", "_ctxguard.nextCursor", "limit", "fields",
+                             "call the original tool again"}) {
+    INFO(needle);
+    REQUIRE(paragraph.find(needle) != std::string::npos);
+  }
+}
+
+TEST_CASE("instructions: the server's own text is kept after ctxguard's") {
+  json::object result{{"instructions", "Use search first."}};
+  REQUIRE(ctxguard::mcp::add_instructions(result, "ctxguard_fetch"));
+  const std::string text(result.at("instructions").as_string());
+  REQUIRE(text.rfind(ctxguard::mcp::instructions_paragraph("ctxguard_fetch"), 0) == 0);
+  REQUIRE(text.substr(text.size() - 19) == "\n\nUse search first.");
+}
+
+TEST_CASE("instructions: added when the server has none, left alone when not a string") {
+  json::object none;
+  REQUIRE(ctxguard::mcp::add_instructions(none, "proxy_ctxguard_fetch"));
+  REQUIRE(none.at("instructions").as_string().find("proxy_ctxguard_fetch") != json::string::npos);
+  json::object odd{{"instructions", 5}};
+  REQUIRE_FALSE(ctxguard::mcp::add_instructions(odd, "ctxguard_fetch"));
+  REQUIRE(odd.at("instructions").as_int64() == 5);
+}

@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "proxy/interceptor.hpp"
+#include "support/json_writer.hpp"
+
+namespace json = boost::json;
+using ctxguard::proxy::Interceptor;
+using ctxguard::proxy::Verdict;
+using ctxguard::session::Direction;
+
+namespace {
+
+struct Session {
+  ctxguard::config::BudgetSettings budget;
+  ctxguard::cursor::CursorCodec codec{{std::string(32, 's')}, std::chrono::seconds(600)};
+  Interceptor interceptor{budget, codec};
+
+  Verdict from_client(const json::value& message) {
+    return interceptor.on_line(Direction::kClientToServer, ctxguard::to_json(message),
+                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+  }
+  Verdict from_server(const json::value& message) {
+    return interceptor.on_line(Direction::kServerToClient, ctxguard::to_json(message),
+                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+  }
+};
+
+json::object call(json::value id, const char* tool, json::object arguments = {}) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"method", "tools/call"},
+                      {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}};
+}
+
+json::object big_result(std::size_t rows) {
+  json::array items;
+  for (std::size_t i = 0; i < rows; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
+  return json::object{
+      {"content", json::array{json::object{{"type", "text"},
+                                           {"text", ctxguard::to_json(json::object{{"rows", items}})}}}}};
+}
+
+json::object response(json::value id, json::object result) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"result", std::move(result)}};
+}
+
+json::value inner_json(const json::value& message) {
+  return json::parse(message.at("result").at("content").at(0).at("text").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("interceptor: a small answer and unknown traffic pass as they came") {
+  Session session;
+  REQUIRE(session.from_client(call(1, "list")).action == Verdict::Action::kForward);
+  REQUIRE(session.from_server(response(1, big_result(3))).action == Verdict::Action::kForward);
+  REQUIRE(session.interceptor.on_line(Direction::kServerToClient, "not json",
+                                      std::chrono::steady_clock::now(),
+                                      std::chrono::system_clock::now())
+              .action == Verdict::Action::kForward);
+}
+
+TEST_CASE("interceptor: a large tools/call answer is rewritten with the same id") {
+  Session session;
+  session.from_client(call("a-1", "list"));
+  const Verdict verdict = session.from_server(response("a-1", big_result(3000)));
+  REQUIRE(verdict.action == Verdict::Action::kSend);
+  const json::value message = json::parse(verdict.text);
+  REQUIRE(message.at("id").as_string() == "a-1");
+  REQUIRE(inner_json(message).at("_ctxguard").at("totalCount").as_int64() == 3000);
+}
+
+TEST_CASE("interceptor: ctxguard_fetch is answered locally and never reaches the server") {
+  Session session;
+  session.from_client(call(7, "list"));
+  const json::value first = json::parse(session.from_server(response(7, big_result(3000))).text);
+  const json::value cursor = inner_json(first).at("_ctxguard").at("nextCursor");
+  const Verdict reply = session.from_client(call(8, "ctxguard_fetch", {{"cursor", cursor}}));
+  REQUIRE(reply.action == Verdict::Action::kReply);
+  const json::value page = json::parse(reply.text);
+  REQUIRE(page.at("id").as_int64() == 8);
+  REQUIRE(inner_json(page).at("items").as_array().front().at("id").as_int64() > 0);
+  // Not tracked as a request the server owes an answer to.
+  REQUIRE(session.interceptor.router().abandon_client_requests().empty());
+}
+
+TEST_CASE("interceptor: initialize gets the instructions and tools/list the fetch tool") {
+  Session session;
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"}});
+  const Verdict init = session.from_server(
+      response(0, json::object{{"protocolVersion", "2025-06-18"}, {"instructions", "Mine."}}));
+  REQUIRE(init.action == Verdict::Action::kSend);
+  const std::string instructions(json::parse(init.text).at("result").at("instructions").as_string());
+  REQUIRE(instructions.find("ctxguard_fetch") < instructions.find("Mine."));
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
+  const Verdict list = session.from_server(
+      response(1, json::object{{"tools", json::array{json::object{{"name", "t"}}}}}));
+  REQUIRE(list.action == Verdict::Action::kSend);
+  REQUIRE(json::parse(list.text).at("result").at("tools").as_array().back().at("name") ==
+          "ctxguard_fetch");
+}
+
+TEST_CASE("interceptor: the result of a task-augmented call is rewritten at tasks/result") {
+  Session session;
+  json::object request = call(1, "research");
+  request["params"].as_object()["task"] = json::object{{"ttl", 60000}};
+  session.from_client(request);
+  const Verdict created = session.from_server(
+      response(1, json::object{{"task", json::object{{"taskId", "t-9"}, {"status", "working"}}}}));
+  REQUIRE(created.action == Verdict::Action::kForward);
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/result"},
+                                   {"params", json::object{{"taskId", "t-9"}}}});
+  const Verdict result = session.from_server(response(2, big_result(3000)));
+  REQUIRE(result.action == Verdict::Action::kSend);
+  REQUIRE(inner_json(json::parse(result.text)).at("_ctxguard").at("hasMore").as_bool());
+}
+
+TEST_CASE("interceptor: error responses and answers in a batch are handled") {
+  Session session;
+  session.from_client(call(1, "list"));
+  const json::object error{{"jsonrpc", "2.0"}, {"id", 1},
+                           {"error", json::object{{"code", -32602}, {"message", "bad"}}}};
+  REQUIRE(session.from_server(error).action == Verdict::Action::kForward);
+  session.from_client(json::array{call(2, "list"), call(3, "list")});
+  const Verdict batch =
+      session.from_server(json::array{response(2, big_result(2)), response(3, big_result(3000))});
+  REQUIRE(batch.action == Verdict::Action::kSend);
+  const json::value sent = json::parse(batch.text);
+  REQUIRE(sent.as_array().size() == 2);
+  REQUIRE_FALSE(inner_json(sent.as_array()[0]).as_object().contains("_ctxguard"));
+  REQUIRE(inner_json(sent.as_array()[1]).as_object().contains("_ctxguard"));
+}
