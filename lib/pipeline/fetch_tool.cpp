@@ -119,32 +119,8 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
       text = subtree;
     }
     if (payload->offset > text.size()) return fail("This cursor does not match its result.");
-    const auto begin = static_cast<std::size_t>(payload->offset);
-    std::size_t allowance = budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
-    std::string trailer;
-    std::size_t end = 0;
-    for (int round = 0; round < kPlanningRounds; ++round) {
-      end = begin == text.size() ? begin : cut_text(text, begin, allowance);
-      json::object meta;
-      meta["offset"] = begin;
-      meta["returnedBytes"] = end - begin;
-      meta["totalBytes"] = text.size();
-      meta["hasMore"] = end < text.size();
-      if (end < text.size()) meta["nextCursor"] = issuer.text_range(payload->part, payload->path, end);
-      meta["hint"] = text_hint(end, text.size(), end < text.size(), name_);
-      const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-      const std::size_t meta_tokens = budget::estimate_json_tokens(json::value(meta)) + 40;
-      set_budget_fields(meta, piece + meta_tokens, budget_.token_budget);
-      trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
-      answer.record.final_tokens = piece + budget::estimate_tokens(trailer);
-      if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
-      allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
-    }
-    answer.result = json::object{
-        {"content", json::array{json::object{{"type", "text"}, {"text", text.substr(begin, end - begin)}},
-                                json::object{{"type", "text"}, {"text", trailer}}}}};
-    answer.record.items_total = text.size();
-    answer.record.items_shown = end - begin;
+    answer_text(answer, text, static_cast<std::size_t>(payload->offset), payload->part,
+                payload->path, issuer, {});
     return answer;
   }
 
@@ -204,9 +180,61 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     answer.record.items_shown = page.shown;
     answer.result = text_result(std::move(text), false);
     if (answer.record.final_tokens <= budget_.token_budget) break;
+    if (page.shown <= 1) {
+      // One item alone is over the budget: it is served as text, in pieces, with a cursor to
+      // the items after it. (Summarizing long fields is the next stage's job.)
+      std::string item_path = payload->path;
+      append_pointer_index(item_path, page.begin);
+      json::object extra;
+      extra["item"] = json::object{{"path", payload->path}, {"index", page.begin}, {"totalCount", page.total}};
+      if (page.begin + 1 < page.total) {
+        extra["nextItemsCursor"] =
+            issuer.array_page(payload->part, payload->path, page.begin + 1, limit, fields);
+      }
+      const std::string item_text = to_json((*array)[page.begin]);
+      answer_text(answer, item_text, 0, payload->part, item_path, issuer, std::move(extra));
+      break;
+    }
     overshoot += static_cast<double>(answer.record.final_tokens - budget_.token_budget) * 1.25 + 32;
   }
   return answer;
+}
+
+void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
+                            std::size_t part, const std::string& path, const CursorIssuer& issuer,
+                            json::object extra) const {
+  std::size_t allowance =
+      budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
+  std::string trailer;
+  std::size_t end = 0;
+  for (int round = 0; round < kPlanningRounds; ++round) {
+    end = begin == text.size() ? begin : cut_text(text, begin, allowance);
+    json::object meta = extra;
+    meta["offset"] = begin;
+    meta["returnedBytes"] = end - begin;
+    meta["totalBytes"] = text.size();
+    meta["hasMore"] = end < text.size();
+    if (end < text.size()) meta["nextCursor"] = issuer.text_range(part, path, end);
+    std::string hint = text_hint(end, text.size(), end < text.size(), name_);
+    if (extra.contains("nextItemsCursor")) {
+      hint += " This item alone exceeds the budget; for the items after it, call " + name_ +
+              " with {\"cursor\": _ctxguard.nextItemsCursor}.";
+    }
+    meta["hint"] = std::move(hint);
+    const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
+    const std::size_t meta_tokens = budget::estimate_json_tokens(json::value(meta)) + 40;
+    set_budget_fields(meta, piece + meta_tokens, budget_.token_budget);
+    trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
+    answer.record.final_tokens = piece + budget::estimate_tokens(trailer);
+    if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
+    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
+  }
+  answer.result = json::object{
+      {"content",
+       json::array{json::object{{"type", "text"}, {"text", text.substr(begin, end - begin)}},
+                   json::object{{"type", "text"}, {"text", trailer}}}}};
+  answer.record.items_total = text.size();
+  answer.record.items_shown = end - begin;
 }
 
 }  // namespace ctxguard::pipeline

@@ -10,12 +10,14 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include <boost/json/object.hpp>
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
+#include "pipeline/metadata.hpp"
 #include "pipeline/result_pipeline.hpp"
 
 namespace ctxguard::pipeline {
@@ -39,6 +41,12 @@ class FetchTool {
                      std::chrono::system_clock::time_point wall_now) const;
 
  private:
+  // Fills `answer` with the piece of `text` from byte `begin` that fits the budget and a trailing
+  // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
+  void answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
+                   std::size_t part, const std::string& path, const CursorIssuer& issuer,
+                   boost::json::object extra) const;
+
   const config::BudgetSettings& budget_;
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;

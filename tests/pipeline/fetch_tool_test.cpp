@@ -133,3 +133,28 @@ TEST_CASE("fetch: the last page has no nextCursor and reading past it is empty")
   REQUIRE_FALSE(page.at("_ctxguard").at("hasMore").as_bool());
   REQUIRE(page.at("items").as_array().back().at("id").as_int64() == 499);
 }
+
+TEST_CASE("fetch: one item larger than the budget comes as text pieces, then the next items") {
+  Fixture fixture;
+  json::array items = rows(300);
+  items[60].as_object()["notes"] = std::string(40000, 'z') + " end";
+  const json::value value{{"rows", items}};
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(value)));
+  REQUIRE(rewritten.has_value());
+  std::string cursor(parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
+  json::object big;
+  for (int guard = 0; guard < 50; ++guard) {
+    big = fixture.fetch_page({{"cursor", cursor}});
+    REQUIRE(tokens_of(big) <= fixture.budget.token_budget);
+    if (content_of(big).size() == 2) break;  // the text form
+    cursor = std::string(parse(text_at(big, 0)).at("_ctxguard").at("nextCursor").as_string());
+  }
+  REQUIRE(content_of(big).size() == 2);
+  // The item's pieces rebuild it; the items after it continue with nextItemsCursor.
+  const std::string item = rebuild_text(fixture, big, 0);
+  REQUIRE(parse(item) == items[60]);
+  const json::value meta = parse(text_at(big, 1)).at("_ctxguard");
+  const json::value after = parse(text_at(
+      fixture.fetch_page({{"cursor", meta.at("nextItemsCursor")}}), 0));
+  REQUIRE(after.at("items").as_array().front().at("id").as_int64() == 61);
+}
