@@ -6,8 +6,7 @@
 // one-line isError results that leave the session usable.
 //
 // The reconstruction algorithm lives in lib/reconstruct.mjs. Tests marked
-// `todo` check parts of the contract the binary does not meet yet: they run
-// and report, without failing the suite (drop the `todo` once fixed).
+// The contract details collected along the way are checked by the tests at the end.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,7 +46,7 @@ const call = (session, name, args = {}) => session.client.callTool({ name, argum
 const fetchCursor = (session, args) => call(session, FETCH, args);
 
 // Contract details checked along the way without failing the test at hand:
-// the `todo` tests at the end of this file report them.
+// the tests at the end of this file check them.
 const issues = {
   overBudget: [], // answers whose estimatedTokens exceed the budget (or the hard cap, for text pieces)
   hintWithoutFetch: [], // hints that do not name ctxguard_fetch although something is left to fetch
@@ -58,7 +57,7 @@ const describeMeta = (meta) => JSON.stringify({ ...meta, hint: undefined, nextCu
  * estimatedTokens, tokenBudget, budgetUsed and budgetRemaining agree with each
  * other, and estimatedTokens is within `within` (the budget; the hard cap for
  * text pieces). An overshoot of at most 1% is only recorded in `issues` (a
- * todo test at the end reports it); a larger one fails here.
+ * test at the end reports it); a larger one fails here.
  */
 function assertBudgetFields(meta, budget, { within = budget } = {}) {
   assert.equal(meta.tokenBudget, budget, `tokenBudget in ${JSON.stringify(meta).slice(0, 200)}`);
@@ -527,7 +526,6 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
 
   test('a compacted (not paginated) answer keeps structuredContent.content equal to the rewritten text', {
     ...T,
-    todo: 'ctxguard bug: compaction alone leaves the server-filesystem wrapper {content: <original pretty text>} (build_structured returns nullopt for Mode::kCompacted even for a wrapper)',
   }, () => {
     assert.ok(compacted, 'the previous test found a compaction-only answer');
     assert.deepEqual(Object.keys(compacted.proxied.structuredContent), ['content']);
@@ -676,7 +674,6 @@ describe('cursor lifetime: ttl and cache size', { skip: SKIP, timeout: 90_000 },
 
   test('--cache-size 1M: the oldest result is evicted after ten more ~200 KB results; its cursor is a one-line isError result', {
     ...T,
-    todo: 'ctxguard bug: cached JSON parts are charged ~0 bytes, so --cache-size never evicts them',
   }, async () => {
     const p = await connectProxied(cmd, ['--cache-size', '1M']);
     const cursor = JSON.parse(textOf(await call(p, 'read_graph')))._ctxguard.nextCursor;
@@ -691,13 +688,11 @@ describe('cursor lifetime: ttl and cache size', { skip: SKIP, timeout: 90_000 },
 
 describe('contract details collected by the tests above', { skip: SKIP }, () => {
   test('every first answer and page reports estimatedTokens within its budget (text pieces: the hard cap)', {
-    todo: 'ctxguard bug: the reported estimatedTokens (measured with zeroed budget fields, + 4) can exceed the budget by a few tokens; the re-planning loop checks another measure',
   }, () => {
     assert.deepEqual(issues.overBudget, []);
   });
 
   test('every hint names ctxguard_fetch while something is left to fetch', {
-    todo: 'ctxguard bug: the hint of the last page of an array omits ctxguard_fetch even when otherCuts still have a nextCursor',
   }, () => {
     assert.deepEqual(issues.hintWithoutFetch, []);
   });
