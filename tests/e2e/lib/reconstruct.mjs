@@ -137,6 +137,27 @@ export async function reconstructJson(client, firstResult, opts = {}) {
     const args = { cursor: cut.nextCursor };
     if (limit !== undefined) args.limit = limit;
     const result = await fetchPage(client, args, { fetchTool });
+    if (result.content?.length === 2) {
+      // One item alone over the budget comes as text pieces of its JSON, then the items after it
+      // continue with nextItemsCursor (docs/protocol.md, section 5).
+      const head = JSON.parse(textOf(result, 1))[META_KEY];
+      let text = textOf(result, 0);
+      let piece = head;
+      while (piece.hasMore) {
+        if (++fetches > maxFetches) throw new Error(`more than ${maxFetches} fetches: cursor loop?`);
+        const next = await fetchPage(client, { cursor: piece.nextCursor }, { fetchTool });
+        text += textOf(next, 0);
+        piece = JSON.parse(textOf(next, 1))[META_KEY];
+      }
+      if (head.item?.path !== cut.path || head.item?.index !== target.length) {
+        throw new Error(`item piece ${JSON.stringify(head.item)} does not continue ${JSON.stringify(cut.path)} at ${target.length}`);
+      }
+      target.push(JSON.parse(text));
+      if (head.nextItemsCursor) {
+        queue.push({ path: cut.path, offset: target.length, pageSize: 0, totalCount: cut.totalCount, hasMore: true, nextCursor: head.nextItemsCursor });
+      }
+      continue;
+    }
     const json = JSON.parse(textOf(result));
     const page = json[META_KEY];
     if (!page || !Array.isArray(json.items)) throw new Error(`fetched page is not {items, _ctxguard}: ${textOf(result).slice(0, 300)}`);
