@@ -1,6 +1,13 @@
 // server-everything: the same session run directly and through ctxguard must
 // give JSON-equal answers, including server-to-client requests (sampling,
-// elicitation, roots, client-side tasks) and progress notifications.
+// elicitation, roots, client-side tasks) and progress notifications, except
+// where the wire contract (docs/protocol.md) has ctxguard change a message:
+// the initialize result's `instructions` (ctxguard's paragraph in front) and
+// tools/list (no outputSchema, ctxguard_fetch last). Those are compared with
+// the direct answer transformed by the contract. Every tool result in this
+// suite is far below the token budget, so it must come back unchanged (the
+// rewriting of large results is covered by pagination.test.mjs and, for
+// tasks/result, tasks.test.mjs).
 //
 // Every tool is called (the last test checks that). Two need a stand-in:
 //  - gzip-file-as-resource fetches its default http(s) URL, and the test
@@ -35,6 +42,23 @@ import {
 
 const SKIP = skipWithoutCtxguard();
 const T = { timeout: 30_000 };
+
+const FETCH = 'ctxguard_fetch';
+// The paragraph ctxguard puts in front of the server's instructions (docs/protocol.md, section 8).
+const CTXGUARD_PARAGRAPH = 'Tool results pass through ctxguard, which keeps each one within a token budget. A long result may '
+  + 'come back shortened, with a `_ctxguard` object saying what was cut. To read more, call `ctxguard_fetch` with `cursor` set '
+  + 'to `_ctxguard.nextCursor`; it answers from a cache, without running the tool again. Add `limit` for fewer items per page '
+  + 'or `fields` to keep only some keys. A cursor expires after a while: then call the original tool again.';
+
+/** The tools/list result the contract expects through ctxguard: no outputSchema, ctxguard_fetch appended (single page). */
+function assertProxiedToolList(p, d) {
+  assert.equal(d.nextCursor, undefined, 'a single page (ctxguard_fetch goes on the last one)');
+  assert.ok(d.tools.some((t) => t.outputSchema), 'the server lists tools with an outputSchema (or this check proves little)');
+  assert.equal(p.tools.at(-1)?.name, FETCH, 'ctxguard_fetch is listed last');
+  assert.equal(p.tools.filter((t) => t.name === FETCH).length, 1);
+  assert.deepEqual(p.tools.at(-1).inputSchema.required, ['cursor']);
+  assert.deepEqual({ ...p, tools: p.tools.slice(0, -1) }, { ...d, tools: d.tools.map(({ outputSchema, ...rest }) => rest) });
+}
 
 const ROOTS = [
   { uri: 'file:///tmp/ctxguard-e2e/root-a', name: 'Root A' },
@@ -175,8 +199,9 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
   test('initialize result: server info, capabilities, instructions', T, () => {
     assert.deepEqual(proxied.client.getServerVersion(), direct.client.getServerVersion());
     assert.deepEqual(proxied.client.getServerCapabilities(), direct.client.getServerCapabilities());
-    assert.equal(proxied.client.getInstructions(), direct.client.getInstructions());
+    // ctxguard's paragraph, a blank line, then the server's own instructions.
     assert.ok(direct.client.getInstructions().length > 100);
+    assert.equal(proxied.client.getInstructions(), `${CTXGUARD_PARAGRAPH}\n\n${direct.client.getInstructions()}`);
     assert.equal(direct.client.getServerVersion().name, 'mcp-servers/everything');
   });
 
@@ -184,8 +209,9 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     await same((c) => c.ping());
   });
 
-  test('tools/list (incl. the conditional tools)', T, async () => {
-    const d = await same((c) => c.listTools());
+  test('tools/list (incl. the conditional tools): the server tools without outputSchema, then ctxguard_fetch', T, async () => {
+    const [d, p] = await onBoth((c) => c.listTools());
+    assertProxiedToolList(p, d);
     const names = d.tools.map((t) => t.name);
     for (const n of ['echo', 'get-roots-list', 'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation',
       'simulate-research-query', 'trigger-sampling-request-async', 'trigger-elicitation-request-async']) {
@@ -345,6 +371,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
     assert.equal(types(d)[0], 'taskCreated');
     assert.equal(types(d).at(-1), 'result', JSON.stringify(d));
     // Status polling is timing dependent; the created task and the final result are not.
+    // The report is far below the budget: ctxguard relays the tasks/result answer unchanged.
     assert.deepEqual(norm(p[0]), norm(d[0]));
     assert.deepEqual(norm(p.at(-1)), norm(d.at(-1)));
     // ambiguous: true makes the server elicit a clarification from the client, queued through tasks/result.

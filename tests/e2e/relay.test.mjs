@@ -2,6 +2,12 @@
 // check what the SDK would hide: byte-identical relay both ways, order, ids of
 // every JSON type, very large lines, bursts, and the -32000 error responses
 // for requests still in flight when the server exits.
+//
+// ctxguard rewrites only the messages the wire contract names (docs/protocol.md):
+// tool results over the token budget, tools/list, initialize. raw-server's
+// default answers ({"result": {"line": ...}}) have no `content` array, so even
+// the answer to a tools/call is not a tool result and must pass byte for byte,
+// whatever its size; scripted tool results at or under the budget must too.
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,6 +57,26 @@ describe('raw relay through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
     g.end();
     const { code } = await within(g.exited, 8000, 'ctxguard exit');
     assert.equal(code, 0);
+  });
+
+  test('tool results at or under the token budget pass byte for byte, whatever their spelling', T, async () => {
+    const g = rawProxy(rawServerCommand());
+    // Spellings a rewrite would change: spacing, 0.0, 1.50, 2e720, -0, \u escapes, key order, pretty JSON text.
+    const results = [
+      '{ "content" : [ {"type":"text","text":"plain text, caf\\u00e9 \\ud83d\\ude00"} ] , "isError" : false }',
+      '{"content":[{"type":"text","text":"{\\n  \\"a\\": 1.50,\\n  \\"b\\": [0.0, 2e720, -0]\\n}"}],"structuredContent":{"a":1.50,"b":[0.0,2e720,-0]}}',
+      '{"structuredContent":{"rows":[1,2,3,4,5,6,7,8,9,10,11,12]},"content":[{"type":"text","text":"[1,2,3,4,5,6,7,8,9,10,11,12]"}]}',
+      '{"content":[{"type":"text","text":"boom"}],"isError":true}',
+    ];
+    for (const [i, r] of results.entries()) {
+      JSON.parse(r); // a valid result
+      const request = { jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'x', arguments: {}, _meta: { 'raw-server/result': r } } };
+      await g.send(`${JSON.stringify(request)}\n`);
+    }
+    await waitFor(() => g.lines().length === results.length, 5000, 'all answers');
+    assert.deepEqual(g.lines(), results.map((r, i) => `{"jsonrpc":"2.0","id":${i + 1},"result":${r}}`));
+    g.end();
+    assert.equal((await within(g.exited, 8000, 'ctxguard exit')).code, 0);
   });
 
   test('ids of every kind come back as they were sent', T, async () => {

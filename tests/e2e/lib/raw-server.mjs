@@ -8,7 +8,11 @@
 //  - "test/emit" (request or notification) writes params.lines to stdout
 //    verbatim, one per line, before any answer;
 //  - "test/exit" exits at once with params.code, or kills itself with
-//    params.signal; "test/hold" is never answered (stays in flight).
+//    params.signal; "test/hold" is never answered (stays in flight);
+//  - a request whose params._meta["raw-server/result"] is a string is answered
+//    with {"jsonrpc":"2.0","id":i,"result":<that string, verbatim>} instead:
+//    the string is the exact JSON text of the result, so a test can script
+//    any answer (a tool result, a task, a tasks/result payload) byte for byte.
 // Options:
 //   --ignore-sigterm        ignore SIGTERM (and stdin EOF): only SIGKILL stops it
 //   --grandchild            spawn `sleep 600` in the same process group and
@@ -62,6 +66,11 @@ function handle(line) {
     return;
   }
   if (msg.method === 'test/hold') return;
+  const scripted = msg.params?._meta?.['raw-server/result'];
+  if (msg.method !== undefined && msg.id !== undefined && typeof scripted === 'string') {
+    write(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${scripted}}\n`);
+    return;
+  }
   if (msg.method !== undefined && msg.id !== undefined) {
     write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { line } })}\n`);
   }
