@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
+#include <boost/json.hpp>
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
@@ -61,9 +61,12 @@ int main(int argc, char** argv) {
     if (flag == "--items") items = std::strtoul(argv[i + 1], nullptr, 10);
     if (flag == "--rounds") rounds = std::atoi(argv[i + 1]);
   }
-  spdlog::set_level(std::getenv("BENCH_DEBUG") ? spdlog::level::debug : spdlog::level::warn);  // one INFO line per call is not what is measured
+  spdlog::set_level(std::getenv("BENCH_DEBUG")
+                        ? spdlog::level::debug
+                        : spdlog::level::warn);  // one INFO line per call is not what is measured
   const std::string text = make_result_text(items);
-  std::string line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
+  std::string line =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
   ctxguard::write_json_string(line, text);
   line += "}]}}";
 
@@ -89,8 +92,9 @@ int main(int argc, char** argv) {
 
     // The request, so the router knows what the answer answers; then the answer.
     const std::string id = std::to_string(round + 1);
-    const std::string request = "{\"jsonrpc\":\"2.0\",\"id\":" + id +
-                                ",\"method\":\"tools/call\",\"params\":{\"name\":\"list_bookings\"}}";
+    const std::string request =
+        "{\"jsonrpc\":\"2.0\",\"id\":" + id +
+        ",\"method\":\"tools/call\",\"params\":{\"name\":\"list_bookings\"}}";
     interceptor.on_line(Direction::kClientToServer, request, Clock::now(),
                         std::chrono::system_clock::now());
     std::string response = line;
@@ -111,9 +115,10 @@ int main(int argc, char** argv) {
         json::parse(answer.at("result").at("content").at(0).at("text").as_string());
     std::string cursor(inner.at("_ctxguard").at("nextCursor").as_string());
     for (int hop = 0; hop < 3; ++hop) {  // walk a few pages in; measure the last one
-      const std::string fetch =
-          "{\"jsonrpc\":\"2.0\",\"id\":\"f" + id + "\",\"method\":\"tools/call\",\"params\":{"
-          "\"name\":\"ctxguard_fetch\",\"arguments\":{\"cursor\":\"" + cursor + "\",\"limit\":200}}}";
+      const std::string fetch = "{\"jsonrpc\":\"2.0\",\"id\":\"f" + id +
+                                "\",\"method\":\"tools/call\",\"params\":{"
+                                "\"name\":\"ctxguard_fetch\",\"arguments\":{\"cursor\":\"" +
+                                cursor + "\",\"limit\":200}}}";
       start = Clock::now();
       const Verdict page = interceptor.on_line(Direction::kClientToServer, fetch, Clock::now(),
                                                std::chrono::system_clock::now());
@@ -130,13 +135,15 @@ int main(int argc, char** argv) {
   const double base = median(baseline);
   const double first = median(first_page);
   const double later = median(later_page);
-  std::printf("input: %zu items, %.1f MiB of JSON in one text item, %.1f MiB JSON-RPC line "
-              "(median of %d rounds)\n",
-              items, static_cast<double>(text.size()) / (1 << 20),
-              static_cast<double>(line.size()) / (1 << 20), rounds);
+  std::printf(
+      "input: %zu items, %.1f MiB of JSON in one text item, %.1f MiB JSON-RPC line "
+      "(median of %d rounds)\n",
+      items, static_cast<double>(text.size()) / (1 << 20),
+      static_cast<double>(line.size()) / (1 << 20), rounds);
   std::printf("  Boost.JSON parse+serialize : %8.2f ms\n", base);
-  std::printf("  first page through ctxguard: %8.2f ms  (%.2fx parse+serialize; answer %zu bytes)\n",
-              first, first / base, first_bytes);
+  std::printf(
+      "  first page through ctxguard: %8.2f ms  (%.2fx parse+serialize; answer %zu bytes)\n", first,
+      first / base, first_bytes);
   std::printf("  later page from the cache  : %8.3f ms  (ctxguard_fetch, limit 200; %zu bytes)\n",
               later, page_bytes);
   const auto& stats = interceptor.cache().stats();

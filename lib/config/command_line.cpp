@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -70,10 +70,20 @@ std::optional<std::size_t> parse_size(std::string_view text) {
   std::size_t multiplier = 1;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'K': case 'k': multiplier = std::size_t{1} << 10; break;
-      case 'M': case 'm': multiplier = std::size_t{1} << 20; break;
-      case 'G': case 'g': multiplier = std::size_t{1} << 30; break;
-      default: break;
+      case 'K':
+      case 'k':
+        multiplier = std::size_t{1} << 10;
+        break;
+      case 'M':
+      case 'm':
+        multiplier = std::size_t{1} << 20;
+        break;
+      case 'G':
+      case 'g':
+        multiplier = std::size_t{1} << 30;
+        break;
+      default:
+        break;
     }
     if (multiplier != 1) text.remove_suffix(1);
   }
@@ -113,11 +123,10 @@ std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSetting
     return UsageError{"--cache-size '" + cache + "' must be a size of at least 1M (e.g. 256M)"};
   }
   budget.cache_bytes = *cache_bytes;
-  const bool prefix_ok = std::all_of(budget.fetch_tool_prefix.begin(),
-                                     budget.fetch_tool_prefix.end(), [](char c) {
-                                       return std::isalnum(static_cast<unsigned char>(c)) ||
-                                              c == '_' || c == '-' || c == '.';
-                                     });
+  const bool prefix_ok =
+      std::all_of(budget.fetch_tool_prefix.begin(), budget.fetch_tool_prefix.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+      });
   if (budget.fetch_tool_prefix.empty() || budget.fetch_tool_prefix.size() > 32 || !prefix_ok) {
     return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
   }

@@ -7,12 +7,11 @@ namespace ctxguard::mcp {
 namespace json = boost::json;
 
 json::object fetch_tool_definition(std::string_view name, const config::BudgetSettings& budget) {
-  json::object limit{
-      {"type", "integer"},
-      {"minimum", 1},
-      {"maximum", budget.max_page_size},
-      {"description", fmt::format("Items per page (default {}, at most {}).", budget.page_size,
-                                  budget.max_page_size)}};
+  json::object limit{{"type", "integer"},
+                     {"minimum", 1},
+                     {"maximum", budget.max_page_size},
+                     {"description", fmt::format("Items per page (default {}, at most {}).",
+                                                 budget.page_size, budget.max_page_size)}};
   json::object schema{
       {"type", "object"},
       {"properties",
@@ -35,9 +34,8 @@ json::object fetch_tool_definition(std::string_view name, const config::BudgetSe
        "tool again. Use `limit` for fewer items per page and `fields` to keep only some keys. "
        "If the cursor has expired, call the original tool again."},
       {"inputSchema", std::move(schema)},
-      {"annotations", json::object{{"readOnlyHint", true},
-                                   {"idempotentHint", true},
-                                   {"openWorldHint", false}}}};
+      {"annotations",
+       json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
 }
 
 ToolListEdit ToolListEditor::edit(json::object& result) {

@@ -26,9 +26,9 @@ boost::json::object fetch_tool_definition(std::string_view name,
 struct ToolListEdit {
   bool changed = false;
   std::size_t output_schemas_removed = 0;
-  bool last_page = false;        // no nextCursor: ctxguard_fetch was appended
-  std::string fetch_tool_name;   // set on the last page
-  bool name_collision = false;   // the server has its own ctxguard_fetch
+  bool last_page = false;       // no nextCursor: ctxguard_fetch was appended
+  std::string fetch_tool_name;  // set on the last page
+  bool name_collision = false;  // the server has its own ctxguard_fetch
 };
 
 // Tracks one listing across its pages (tools/list may paginate) and edits each page.

@@ -20,7 +20,8 @@ constexpr double kTokensPerCursor = 70;
 constexpr int kPlanningRounds = 6;
 
 json::object text_result(std::string text, bool is_error) {
-  json::object result{{"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
+  json::object result{
+      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
   if (is_error) result["isError"] = true;
   return result;
 }
@@ -68,11 +69,15 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     if (limit_arg->is_int64()) {
       requested = limit_arg->get_int64();
     } else if (limit_arg->is_uint64()) {
-      requested = static_cast<std::int64_t>(std::min<std::uint64_t>(limit_arg->get_uint64(), INT64_MAX));
-    } else if (limit_arg->is_double() && limit_arg->get_double() == static_cast<double>(static_cast<std::int64_t>(limit_arg->get_double()))) {
+      requested =
+          static_cast<std::int64_t>(std::min<std::uint64_t>(limit_arg->get_uint64(), INT64_MAX));
+    } else if (limit_arg->is_double() &&
+               limit_arg->get_double() ==
+                   static_cast<double>(static_cast<std::int64_t>(limit_arg->get_double()))) {
       requested = static_cast<std::int64_t>(limit_arg->get_double());
     } else {
-      return fail(fmt::format("`limit` must be a whole number from 1 to {}.", budget_.max_page_size));
+      return fail(
+          fmt::format("`limit` must be a whole number from 1 to {}.", budget_.max_page_size));
     }
     if (requested < 1 || static_cast<std::uint64_t>(requested) > budget_.max_page_size) {
       return fail(fmt::format("`limit` {} is out of range: it must be from 1 to {}.", requested,
@@ -148,8 +153,9 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
 
     const auto cursor_for = [&](const ArrayCut& cut, bool is_page) {
       if (cut.begin + cut.shown >= cut.total) return std::string();
-      return is_page ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit, fields)
-                     : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
+      return is_page
+                 ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit, fields)
+                 : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
     };
     json::object meta = cut_fields(page, cursor_for(page, true));
     if (!fields.empty()) {
@@ -159,11 +165,13 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     }
     if (cuts.size() > 1) {
       json::array others;
-      for (std::size_t i = 1; i < cuts.size(); ++i) others.push_back(cut_fields(cuts[i], cursor_for(cuts[i], false)));
+      for (std::size_t i = 1; i < cuts.size(); ++i)
+        others.push_back(cut_fields(cuts[i], cursor_for(cuts[i], false)));
       meta["otherCuts"] = std::move(others);
     }
-    meta["hint"] = page.shown == 0 ? std::string("No items left: this array has been read to its end.")
-                                   : array_hint(page, cuts.size() - 1, name_, budget_.max_page_size);
+    meta["hint"] = page.shown == 0
+                       ? std::string("No items left: this array has been read to its end.")
+                       : array_hint(page, cuts.size() - 1, name_, budget_.max_page_size);
     // The figure is part of the text it measures: settle it so it is never below the truth.
     set_budget_fields(meta, 0, budget_.token_budget);
     std::size_t reported = budget::estimate_tokens(attach_metadata(body, meta)) + 4;
@@ -186,7 +194,8 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
       std::string item_path = payload->path;
       append_pointer_index(item_path, page.begin);
       json::object extra;
-      extra["item"] = json::object{{"path", payload->path}, {"index", page.begin}, {"totalCount", page.total}};
+      extra["item"] =
+          json::object{{"path", payload->path}, {"index", page.begin}, {"totalCount", page.total}};
       if (page.begin + 1 < page.total) {
         extra["nextItemsCursor"] =
             issuer.array_page(payload->part, payload->path, page.begin + 1, limit, fields);

@@ -43,8 +43,8 @@ class FetchTool {
  private:
   // Fills `answer` with the piece of `text` from byte `begin` that fits the budget and a trailing
   // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
-  void answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
-                   std::size_t part, const std::string& path, const CursorIssuer& issuer,
+  void answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin, std::size_t part,
+                   const std::string& path, const CursorIssuer& issuer,
                    boost::json::object extra) const;
 
   const config::BudgetSettings& budget_;

@@ -30,7 +30,9 @@ class JsonArena final : public boost::json::memory_resource {
       bytes -= n;
       ::operator delete(p, n, std::align_val_t(align));
     }
-    bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+    bool do_is_equal(const memory_resource& other) const noexcept override {
+      return this == &other;
+    }
   };
 
   void* do_allocate(std::size_t n, std::size_t align) override {
@@ -39,7 +41,7 @@ class JsonArena final : public boost::json::memory_resource {
   void do_deallocate(void*, std::size_t, std::size_t) override {}
   bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
 
-  CountingResource counter_;                                 // must outlive monotonic_
+  CountingResource counter_;  // must outlive monotonic_
   boost::json::monotonic_resource monotonic_{64 << 10, &counter_};
 };
 

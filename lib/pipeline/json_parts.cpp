@@ -53,8 +53,7 @@ std::optional<ResultTokens> result_tokens(const json::object& result) {
   return tokens;
 }
 
-ResultParts split_result(const json::object& result, const ResultTokens& tokens,
-                         bool parse_texts) {
+ResultParts split_result(const json::object& result, const ResultTokens& tokens, bool parse_texts) {
   ResultParts split;
   if (const json::array* content = content_of(result)) {
     for (std::size_t i = 0; i < content->size(); ++i) {

@@ -26,7 +26,7 @@ struct ResultPart {
   std::string_view text;                    // text items: the text the server sent
   bool is_json = false;
   std::shared_ptr<JsonArena> arena;  // owns the memory of `json` (declared first: outlives it)
-  boost::json::value json;  // is_json: the parsed text (or a copy of structuredContent)
+  boost::json::value json;           // is_json: the parsed text (or a copy of structuredContent)
   std::size_t original_tokens = 0;
 };
 

@@ -19,8 +19,8 @@ std::uint64_t cache_id_salt() {
   return salt;
 }
 
-std::string CursorIssuer::array_page(std::size_t part, const std::string& path,
-                                     std::size_t offset, std::size_t limit,
+std::string CursorIssuer::array_page(std::size_t part, const std::string& path, std::size_t offset,
+                                     std::size_t limit,
                                      const std::vector<std::string>& fields) const {
   cursor::CursorPayload payload;
   payload.kind = cursor::CursorKind::kArrayPage;
@@ -60,8 +60,7 @@ json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor) {
   return fields;
 }
 
-void set_budget_fields(json::object& meta, std::size_t estimated_tokens,
-                       std::size_t token_budget) {
+void set_budget_fields(json::object& meta, std::size_t estimated_tokens, std::size_t token_budget) {
   meta["estimatedTokens"] = estimated_tokens;
   meta["tokenBudget"] = token_budget;
   const double used = static_cast<double>(estimated_tokens) / static_cast<double>(token_budget);
@@ -69,8 +68,8 @@ void set_budget_fields(json::object& meta, std::size_t estimated_tokens,
   meta["budgetRemaining"] = estimated_tokens < token_budget ? token_budget - estimated_tokens : 0;
 }
 
-std::string array_hint(const ArrayCut& primary, std::size_t other_cuts,
-                       std::string_view fetch_tool, std::size_t max_page_size) {
+std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::string_view fetch_tool,
+                       std::size_t max_page_size) {
   const std::string where =
       primary.path.empty() ? std::string("the top-level array") : "the array at " + primary.path;
   std::string hint;

@@ -46,8 +46,8 @@ void set_budget_fields(boost::json::object& meta, std::size_t estimated_tokens,
                        std::size_t token_budget);
 
 // One line telling the model how to continue from this answer alone.
-std::string array_hint(const ArrayCut& primary, std::size_t other_cuts,
-                       std::string_view fetch_tool, std::size_t max_page_size);
+std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::string_view fetch_tool,
+                       std::size_t max_page_size);
 std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_more,
                       std::string_view fetch_tool);
 

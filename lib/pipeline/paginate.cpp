@@ -36,8 +36,7 @@ double CutPlanner::walk(const json::value& value, std::vector<Segment>& path, in
     std::string pointer;
     if (array->size() > min_cut_items_) pointer = path_of(path);
     // A path too long for a cursor could never be continued: such an array is left whole.
-    const bool cuttable =
-        array->size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
+    const bool cuttable = array->size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
     int self = parent;
     if (cuttable) {
       Candidate candidate;

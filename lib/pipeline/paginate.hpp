@@ -79,7 +79,7 @@ class CutPlanner {
     std::size_t keep = 0;   // items shown
     std::vector<double> item_cost;
     std::vector<int> item_cuts;  // shortened arrays listed from inside each item
-    double shown_cost = 0;  // sum of item_cost[0, keep)
+    double shown_cost = 0;       // sum of item_cost[0, keep)
     double original_cost = 0;
     double weight = 1;
     int parent = -1;  // the nearest enclosing candidate

@@ -31,12 +31,12 @@ enum class Mode { kOriginal, kCompacted, kPaginated, kTextCut };
 
 struct PartOutput {
   Mode mode = Mode::kOriginal;
-  std::string body;             // compacted or paginated JSON; the piece of text shown
-  std::vector<ArrayCut> cuts;   // paginated: shortened arrays, the largest first
-  std::size_t text_total = 0;   // text cut: bytes in the whole text
-  std::string text;             // what the model reads for this part
-  std::string trailer;          // text cut: the trailing `{"_ctxguard": ...}` item
-  json::object meta;            // the part's `_ctxguard`, without the budget fields
+  std::string body;            // compacted or paginated JSON; the piece of text shown
+  std::vector<ArrayCut> cuts;  // paginated: shortened arrays, the largest first
+  std::size_t text_total = 0;  // text cut: bytes in the whole text
+  std::string text;            // what the model reads for this part
+  std::string trailer;         // text cut: the trailing `{"_ctxguard": ...}` item
+  json::object meta;           // the part's `_ctxguard`, without the budget fields
 };
 
 class Job {
@@ -112,8 +112,8 @@ class Job {
     }
     moved_json_ = true;
     // One walk prices every part and every array in it (the estimate of the minified form).
-    auto planner = std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items,
-                                                kTokensPerCursor);
+    auto planner =
+        std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
     for (const std::size_t k : json_parts) {
       compact_tokens_[k] =
           static_cast<std::size_t>(std::ceil(planner->add_tree(entry_->parts[k].json, k, "")));
@@ -165,10 +165,9 @@ class Job {
         }
         output.body.clear();
         write_with_cuts(output.body, entry_->parts[k].json, map);
-        output.mode = output.cuts.empty()
-                          ? (output.body == split_.parts[k].text ? Mode::kOriginal
-                                                                 : Mode::kCompacted)
-                          : Mode::kPaginated;
+        output.mode = output.cuts.empty() ? (output.body == split_.parts[k].text ? Mode::kOriginal
+                                                                                 : Mode::kCompacted)
+                                          : Mode::kPaginated;
         output.meta = output.cuts.empty() ? json::object{} : paginated_meta(k, output.cuts);
       }
       compose();
@@ -202,7 +201,8 @@ class Job {
     if (entry_->parts[part].json.is_array()) meta["wrapped"] = true;
     if (cuts.size() > 1) {
       json::array others;
-      for (std::size_t i = 1; i < cuts.size(); ++i) others.push_back(cut_fields(cuts[i], cursor_for(cuts[i])));
+      for (std::size_t i = 1; i < cuts.size(); ++i)
+        others.push_back(cut_fields(cuts[i], cursor_for(cuts[i])));
       meta["otherCuts"] = std::move(others);
     }
     meta["hint"] = array_hint(primary, cuts.size() - 1, fetch_tool_, budget_.max_page_size);
@@ -238,10 +238,12 @@ class Job {
     for (int round = 0; round < kPlanningRounds; ++round) {
       std::vector<std::size_t> allowance = tokens;
       double total = 0;
-      for (std::size_t k = 0; k < tokens.size(); ++k) total += static_cast<double>(tokens[k]) * weights_[k];
+      for (std::size_t k = 0; k < tokens.size(); ++k)
+        total += static_cast<double>(tokens[k]) * weights_[k];
       const double target = static_cast<double>(budget_.hard_cap) -
                             static_cast<double>(kMetadataTokens + kTokensPerCursor) *
-                                static_cast<double>(tokens.size()) - overshoot;
+                                static_cast<double>(tokens.size()) -
+                            overshoot;
       while (total > target) {
         std::size_t largest = 0;
         for (std::size_t k = 1; k < allowance.size(); ++k) {
@@ -263,7 +265,8 @@ class Job {
         PartOutput& output = outputs_[k];
         const std::string& text = entry_->parts[k].text;
         output.text_total = text.size();
-        const std::size_t end = allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
+        const std::size_t end =
+            allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
         if (end == text.size()) {  // this part fits whole
           const bool same = split_.parts[k].content_index == kNotContent ||
                             std::string_view(text) == split_.parts[k].text;
@@ -378,8 +381,9 @@ class Job {
         break;
       case Mode::kTextCut:
         if (split_.relation != StructuredRelation::kWrapper) {
-          return json::object{{"text", output.text},
-                              {"_ctxguard", parse_json(output.trailer)->as_object().at("_ctxguard")}};
+          return json::object{
+              {"text", output.text},
+              {"_ctxguard", parse_json(output.trailer)->as_object().at("_ctxguard")}};
         }
         break;
     }
@@ -446,7 +450,8 @@ class Job {
     std::vector<const PartOutput*> by_item(content.size(), nullptr);
     for (std::size_t k = 0; k < split_.parts.size(); ++k) {
       const std::size_t index = split_.parts[k].content_index;
-      if (index != kNotContent && outputs_[k].mode != Mode::kOriginal) by_item[index] = &outputs_[k];
+      if (index != kNotContent && outputs_[k].mode != Mode::kOriginal)
+        by_item[index] = &outputs_[k];
     }
     json::array out;
     out.reserve(content.size() + 1);
@@ -492,8 +497,7 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   if (!tokens) return std::nullopt;  // not a CallToolResult: not ours to judge
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
-  const std::size_t limit =
-      context.rewrite && !is_error ? budget_.token_budget : budget_.hard_cap;
+  const std::size_t limit = context.rewrite && !is_error ? budget_.token_budget : budget_.hard_cap;
   if (tokens->total <= limit) return std::nullopt;
   Job job(budget_, codec_, cache_, fetch_tool_, context, result);
   return job.run(*tokens, is_error);

@@ -43,8 +43,7 @@ void log_call_record(const pipeline::CallRecord& record) {
       "latency_ms={:.3f}",
       record.tool, record.original_tokens, record.final_tokens, record.original_bytes,
       record.final_bytes, record.items_shown, record.items_total, stages.empty() ? "-" : stages,
-      record.cache_entry,
-      std::chrono::duration<double, std::milli>(record.latency).count());
+      record.cache_entry, std::chrono::duration<double, std::milli>(record.latency).count());
 }
 
 Interceptor::Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec)
@@ -80,8 +79,8 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
       const auto& id = message.envelopes[i].id;
       spdlog::debug(
           "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
-          route.method.empty() ? "?" : route.method,
-          id.is_null() ? "-" : json::serialize(id), line.size(),
+          route.method.empty() ? "?" : route.method, id.is_null() ? "-" : json::serialize(id),
+          line.size(),
           route.elapsed
               ? fmt::format(", {:.3f} ms",
                             std::chrono::duration<double, std::milli>(*route.elapsed).count())
@@ -127,8 +126,8 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
   }
   const json::value* arguments = params_object->if_contains("arguments");
   const auto started = Clock::now();
-  pipeline::FetchAnswer answer = fetch_.answer(arguments != nullptr ? *arguments : json::value(),
-                                               now, wall_now);
+  pipeline::FetchAnswer answer =
+      fetch_.answer(arguments != nullptr ? *arguments : json::value(), now, wall_now);
   json::object response{{"jsonrpc", "2.0"},
                         {"id", message.envelopes.front().id},
                         {"result", std::move(answer.result)}};
@@ -147,7 +146,8 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
   if (result == nullptr) return false;  // an error response, or a malformed one: relayed as is
   if (route.method == session::kToolsCall) {
     // A task-augmented call answers with the task; the tool's result comes via tasks/result.
-    if (const json::value* task = result->if_contains("task"); task != nullptr && task->is_object()) {
+    if (const json::value* task = result->if_contains("task");
+        task != nullptr && task->is_object()) {
       const json::value* id = task->as_object().if_contains("taskId");
       if (id != nullptr && id->is_string()) {
         if (task_tools_.size() >= kMaxRememberedTasks) task_tools_.clear();
@@ -160,7 +160,7 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
   if (route.method == session::kTasksResult) {
     const auto task = task_tools_.find(route.subject);
     const std::string tool = task != task_tools_.end() ? task->second : "task:" + route.subject;
-    if (task != task_tools_.end()) task_tools_.erase(task);
+    // Kept: a client may ask for the same result again (a retry after a lost answer).
     return rewrite_tool_result(response.as_object(), tool, now, wall_now, line_bytes);
   }
   if (route.method == session::kToolsList) {

@@ -20,7 +20,8 @@ using Clock = std::chrono::steady_clock;
 struct PendingRequest {
   boost::json::value id;
   std::string method;
-  std::string subject;  // what the request is about: the tool of tools/call, the task of tasks/result
+  std::string
+      subject;  // what the request is about: the tool of tools/call, the task of tasks/result
   Clock::time_point started;
   std::uint64_t sequence = 0;  // order of arrival, so abandoned requests are answered in order
 };

@@ -292,10 +292,7 @@ describe('raw server: tasks/result answers go through the budget pipeline', { sk
     assert.deepEqual(tools, ['beta', 'alpha', 'task:task-unseen'], records.join('\n'));
   });
 
-  test('tasks/result asked twice for the same task: both answers rewritten, both logged under the tool name', {
-    ...T,
-    todo: 'ctxguard bug: the task -> tool entry is erased by the first tasks/result answer, so a repeated tasks/result (a retry) is logged as task:<taskId> although its tools/call was seen',
-  }, async () => {
+  test('tasks/result asked twice for the same task: both answers rewritten, both logged under the tool name', T, async () => {
     const g = rawProxy(rawServerCommand());
     const c = rawClient(g);
     await c.request('tools/call', { name: 'report', arguments: {}, task: {}, _meta: scripted(taskAnswer('task-r')) });

@@ -10,7 +10,8 @@ namespace {
 json::array rows(std::size_t count) {
   json::array items;
   for (std::size_t i = 0; i < count; ++i) {
-    items.push_back(json::object{{"id", i}, {"status", i % 3 == 0 ? "cancelled" : "confirmed"},
+    items.push_back(json::object{{"id", i},
+                                 {"status", i % 3 == 0 ? "cancelled" : "confirmed"},
                                  {"guest", "guest " + std::to_string(i)},
                                  {"notes", std::string(60, 'n')}});
   }
@@ -19,7 +20,8 @@ json::array rows(std::size_t count) {
 
 // The first answer's cursor for a 500-row result.
 std::string first_cursor(Fixture& fixture) {
-  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::object{{"rows", rows(500)}})));
+  auto rewritten =
+      fixture.process(text_result(ctxguard::to_json(json::object{{"rows", rows(500)}})));
   REQUIRE(rewritten.has_value());
   return std::string(
       parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
@@ -51,9 +53,10 @@ TEST_CASE("fetch: a page continues where the first answer stopped, within the bu
 TEST_CASE("fetch: limit sets the page size and fields project the items") {
   Fixture fixture;
   const std::string cursor = first_cursor(fixture);
-  const json::value page = parse(text_at(
-      fixture.fetch_page({{"cursor", cursor}, {"limit", 7}, {"fields", json::array{"id", "status"}}}),
-      0));
+  const json::value page = parse(
+      text_at(fixture.fetch_page(
+                  {{"cursor", cursor}, {"limit", 7}, {"fields", json::array{"id", "status"}}}),
+              0));
   const auto& items = page.at("items").as_array();
   REQUIRE(items.size() == 7);
   for (const json::value& item : items) {
@@ -61,8 +64,8 @@ TEST_CASE("fetch: limit sets the page size and fields project the items") {
     REQUIRE(item.as_object().contains("status"));
   }
   // The next cursor keeps limit and fields.
-  const json::value next = parse(text_at(
-      fixture.fetch_page({{"cursor", page.at("_ctxguard").at("nextCursor")}}), 0));
+  const json::value next =
+      parse(text_at(fixture.fetch_page({{"cursor", page.at("_ctxguard").at("nextCursor")}}), 0));
   REQUIRE(next.at("items").as_array().size() == 7);
   REQUIRE(next.at("items").as_array().front().as_object().size() == 2);
   REQUIRE(next.at("_ctxguard").at("fields").as_array().size() == 2);
@@ -84,8 +87,8 @@ TEST_CASE("fetch: bad arguments are tool errors with one line") {
   const std::string cursor = first_cursor(fixture);
   CHECK(error_text(fixture.fetch_page({})).find("`cursor` is required") != std::string::npos);
   CHECK(error_text(fixture.fetch_page({{"cursor", 5}})).find("`cursor`") != std::string::npos);
-  for (const json::value& limit : {json::value(0), json::value(201), json::value(-3),
-                                   json::value("ten"), json::value(2.5)}) {
+  for (const json::value& limit :
+       {json::value(0), json::value(201), json::value(-3), json::value("ten"), json::value(2.5)}) {
     CHECK(error_text(fixture.fetch_page({{"cursor", cursor}, {"limit", limit}})).find("limit") !=
           std::string::npos);
   }
@@ -102,7 +105,8 @@ TEST_CASE("fetch: malformed, tampered, foreign, expired and evicted cursors say 
         std::string::npos);
   std::string tampered = cursor;
   tampered[tampered.size() / 2] = tampered[tampered.size() / 2] == 'A' ? 'B' : 'A';
-  CHECK(error_text(fixture.fetch_page({{"cursor", tampered}})).find("altered") != std::string::npos);
+  CHECK(error_text(fixture.fetch_page({{"cursor", tampered}})).find("altered") !=
+        std::string::npos);
 
   Fixture other;  // same payload, another key
   ctxguard::cursor::CursorCodec foreign({std::string(32, 'z')}, std::chrono::seconds(600));
@@ -141,7 +145,8 @@ TEST_CASE("fetch: one item larger than the budget comes as text pieces, then the
   const json::value value{{"rows", items}};
   auto rewritten = fixture.process(text_result(ctxguard::to_json(value)));
   REQUIRE(rewritten.has_value());
-  std::string cursor(parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
+  std::string cursor(
+      parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
   json::object big;
   for (int guard = 0; guard < 50; ++guard) {
     big = fixture.fetch_page({{"cursor", cursor}});
@@ -154,7 +159,7 @@ TEST_CASE("fetch: one item larger than the budget comes as text pieces, then the
   const std::string item = rebuild_text(fixture, big, 0);
   REQUIRE(parse(item) == items[60]);
   const json::value meta = parse(text_at(big, 1)).at("_ctxguard");
-  const json::value after = parse(text_at(
-      fixture.fetch_page({{"cursor", meta.at("nextItemsCursor")}}), 0));
+  const json::value after =
+      parse(text_at(fixture.fetch_page({{"cursor", meta.at("nextItemsCursor")}}), 0));
   REQUIRE(after.at("items").as_array().front().at("id").as_int64() == 61);
 }

@@ -130,8 +130,9 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
     if (next == nullptr) continue;
     const json::object page_result = fixture.fetch_page({{"cursor", *next}});
     if (std::getenv("PROPERTY_TRACE")) {
-      std::fprintf(stderr, "fetch %s offset %lld\n", std::string(cut.at("path").as_string()).c_str(),
-                   static_cast<long long>(cut.at("offset").as_int64() + cut.at("pageSize").as_int64()));
+      std::fprintf(
+          stderr, "fetch %s offset %lld\n", std::string(cut.at("path").as_string()).c_str(),
+          static_cast<long long>(cut.at("offset").as_int64() + cut.at("pageSize").as_int64()));
     }
     REQUIRE_FALSE(is_error(page_result));
     REQUIRE(tokens_of(page_result) <= page_budget);
@@ -145,8 +146,8 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
       target->as_array().push_back(item);
       const json::object meta = parse(text_at(page_result, 1)).at("_ctxguard").as_object();
       if (const json::value* after = meta.if_contains("nextItemsCursor")) {
-        cuts.push_back(json::object{{"path", cut.at("path")}, {"offset", 0}, {"pageSize", 0},
-                                    {"nextCursor", *after}});
+        cuts.push_back(json::object{
+            {"path", cut.at("path")}, {"offset", 0}, {"pageSize", 0}, {"nextCursor", *after}});
       }
       continue;
     }

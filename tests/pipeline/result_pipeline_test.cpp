@@ -8,8 +8,8 @@ namespace {
 json::array numbered_items(std::size_t count, std::size_t padding = 40) {
   json::array items;
   for (std::size_t i = 0; i < count; ++i) {
-    items.push_back(json::object{{"id", i}, {"name", "item " + std::to_string(i)},
-                                 {"note", std::string(padding, 'x')}});
+    items.push_back(json::object{
+        {"id", i}, {"name", "item " + std::to_string(i)}, {"note", std::string(padding, 'x')}});
   }
   return items;
 }
@@ -227,8 +227,10 @@ TEST_CASE("pipeline: numbers survive a rewrite JSON-equal") {
   Fixture fixture;
   json::array items;
   for (int i = 0; i < 400; ++i) {
-    items.push_back(json::object{{"v", 1238.8249400479617 * i}, {"big", 18446744073709551615ull},
-                                 {"neg", -9223372036854775807ll}, {"tiny", 5e-324}});
+    items.push_back(json::object{{"v", 1238.8249400479617 * i},
+                                 {"big", 18446744073709551615ull},
+                                 {"neg", -9223372036854775807ll},
+                                 {"tiny", 5e-324}});
   }
   auto rewritten = fixture.process(text_result(ctxguard::to_json(items)));
   REQUIRE(rewritten.has_value());

@@ -28,16 +28,20 @@ struct Session {
 };
 
 json::object call(json::value id, const char* tool, json::object arguments = {}) {
-  return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"method", "tools/call"},
-                      {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}};
+  return json::object{
+      {"jsonrpc", "2.0"},
+      {"id", std::move(id)},
+      {"method", "tools/call"},
+      {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}};
 }
 
 json::object big_result(std::size_t rows) {
   json::array items;
   for (std::size_t i = 0; i < rows; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
   return json::object{
-      {"content", json::array{json::object{{"type", "text"},
-                                           {"text", ctxguard::to_json(json::object{{"rows", items}})}}}}};
+      {"content",
+       json::array{json::object{{"type", "text"},
+                                {"text", ctxguard::to_json(json::object{{"rows", items}})}}}}};
 }
 
 json::object response(json::value id, json::object result) {
@@ -54,9 +58,9 @@ TEST_CASE("interceptor: a small answer and unknown traffic pass as they came") {
   Session session;
   REQUIRE(session.from_client(call(1, "list")).action == Verdict::Action::kForward);
   REQUIRE(session.from_server(response(1, big_result(3))).action == Verdict::Action::kForward);
-  REQUIRE(session.interceptor.on_line(Direction::kServerToClient, "not json",
-                                      std::chrono::steady_clock::now(),
-                                      std::chrono::system_clock::now())
+  REQUIRE(session.interceptor
+              .on_line(Direction::kServerToClient, "not json", std::chrono::steady_clock::now(),
+                       std::chrono::system_clock::now())
               .action == Verdict::Action::kForward);
 }
 
@@ -90,7 +94,8 @@ TEST_CASE("interceptor: initialize gets the instructions and tools/list the fetc
   const Verdict init = session.from_server(
       response(0, json::object{{"protocolVersion", "2025-06-18"}, {"instructions", "Mine."}}));
   REQUIRE(init.action == Verdict::Action::kSend);
-  const std::string instructions(json::parse(init.text).at("result").at("instructions").as_string());
+  const std::string instructions(
+      json::parse(init.text).at("result").at("instructions").as_string());
   REQUIRE(instructions.find("ctxguard_fetch") < instructions.find("Mine."));
   session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
   const Verdict list = session.from_server(
@@ -108,7 +113,9 @@ TEST_CASE("interceptor: the result of a task-augmented call is rewritten at task
   const Verdict created = session.from_server(
       response(1, json::object{{"task", json::object{{"taskId", "t-9"}, {"status", "working"}}}}));
   REQUIRE(created.action == Verdict::Action::kForward);
-  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/result"},
+  session.from_client(json::object{{"jsonrpc", "2.0"},
+                                   {"id", 2},
+                                   {"method", "tasks/result"},
                                    {"params", json::object{{"taskId", "t-9"}}}});
   const Verdict result = session.from_server(response(2, big_result(3000)));
   REQUIRE(result.action == Verdict::Action::kSend);
@@ -118,8 +125,8 @@ TEST_CASE("interceptor: the result of a task-augmented call is rewritten at task
 TEST_CASE("interceptor: error responses and answers in a batch are handled") {
   Session session;
   session.from_client(call(1, "list"));
-  const json::object error{{"jsonrpc", "2.0"}, {"id", 1},
-                           {"error", json::object{{"code", -32602}, {"message", "bad"}}}};
+  const json::object error{
+      {"jsonrpc", "2.0"}, {"id", 1}, {"error", json::object{{"code", -32602}, {"message", "bad"}}}};
   REQUIRE(session.from_server(error).action == Verdict::Action::kForward);
   session.from_client(json::array{call(2, "list"), call(3, "list")});
   const Verdict batch =
