@@ -1,5 +1,7 @@
 #include "budget/token_estimator.hpp"
 
+#include "support/json_writer.hpp"
+
 #include <array>
 #include <bit>
 #include <charconv>
@@ -165,21 +167,6 @@ constexpr PairTable kPairWeights = [] {
   return table;
 }();
 
-// Bytes that JSON strings escape: 0 when copied as is, else the character after the backslash
-// ('u' for \u00XX), as ctxguard's writer does (support/json_writer.cpp).
-constexpr std::array<char, 256> kEscapes = [] {
-  std::array<char, 256> table{};
-  for (int c = 0; c < 0x20; ++c) table[c] = 'u';
-  table['\b'] = 'b';
-  table['\f'] = 'f';
-  table['\n'] = 'n';
-  table['\r'] = 'r';
-  table['\t'] = 't';
-  table['"'] = '"';
-  table['\\'] = '\\';
-  return table;
-}();
-
 // A byte as the writer prints it inside a JSON string: 1, 2 (\n) or 6 (\u0001) bytes.
 struct Escaped {
   char bytes[6];
@@ -187,7 +174,7 @@ struct Escaped {
 };
 
 constexpr Escaped escaped(unsigned byte) noexcept {
-  const char escape = kEscapes[byte];
+  const char escape = kJsonEscapes[byte];
   if (escape == 0) return {{static_cast<char>(byte)}, 1};
   if (escape != 'u') return {{'\\', escape}, 2};
   constexpr std::string_view kHex = "0123456789abcdef";

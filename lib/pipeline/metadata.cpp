@@ -19,33 +19,38 @@ std::uint64_t cache_id_salt() {
   return salt;
 }
 
-std::string CursorIssuer::array_page(std::size_t part, const std::string& path, std::size_t offset,
-                                     std::size_t limit,
-                                     const std::vector<std::string>& fields) const {
+namespace {
+
+cursor::CursorPayload payload_at(cursor::CursorKind kind, std::uint64_t entry, std::size_t part,
+                                 const std::string& path, std::size_t offset,
+                                 std::chrono::system_clock::time_point now) {
   cursor::CursorPayload payload;
-  payload.kind = cursor::CursorKind::kArrayPage;
-  payload.entry = entry_ ^ cache_id_salt();
+  payload.kind = kind;
+  payload.entry = entry ^ cache_id_salt();
   payload.part = static_cast<std::uint32_t>(part);
   payload.path = path;
   payload.offset = offset;
+  payload.issued_at =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  return payload;
+}
+
+}  // namespace
+
+std::string CursorIssuer::array_page(std::size_t part, const std::string& path, std::size_t offset,
+                                     std::size_t limit,
+                                     const std::vector<std::string>& fields) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kArrayPage, entry_, part, path, offset, now_);
   payload.limit = static_cast<std::uint32_t>(limit);
   payload.fields = fields;
-  payload.issued_at =
-      std::chrono::duration_cast<std::chrono::seconds>(now_.time_since_epoch()).count();
   return codec_.encode(payload);
 }
 
 std::string CursorIssuer::text_range(std::size_t part, const std::string& path,
                                      std::size_t offset) const {
-  cursor::CursorPayload payload;
-  payload.kind = cursor::CursorKind::kTextRange;
-  payload.entry = entry_ ^ cache_id_salt();
-  payload.part = static_cast<std::uint32_t>(part);
-  payload.path = path;
-  payload.offset = offset;
-  payload.issued_at =
-      std::chrono::duration_cast<std::chrono::seconds>(now_.time_since_epoch()).count();
-  return codec_.encode(payload);
+  return codec_.encode(
+      payload_at(cursor::CursorKind::kTextRange, entry_, part, path, offset, now_));
 }
 
 json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor) {

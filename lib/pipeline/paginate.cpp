@@ -268,64 +268,44 @@ CutMap CutPlanner::cut_map() const {
 
 namespace {
 
-void write_value(std::string& out, const json::value& value, const CutMap& cuts);
-
-void write_items(std::string& out, const json::array& array, ShownRange range,
-                 const std::vector<std::string>* fields, const CutMap& cuts) {
-  out += '[';
-  for (std::size_t i = range.begin; i < range.begin + range.count; ++i) {
-    if (i != range.begin) out += ',';
-    const json::value& item = array[i];
-    const json::object* object = item.if_object();
-    if (fields == nullptr || fields->empty() || object == nullptr) {
-      write_value(out, item, cuts);
-      continue;
-    }
-    out += '{';
-    bool first = true;
-    for (const json::key_value_pair& member : *object) {
-      if (!keeps_field(*fields, member.key())) continue;
-      if (!first) out += ',';
-      first = false;
-      write_json_string(out, member.key());
-      out += ':';
-      write_value(out, member.value(), cuts);
-    }
-    out += '}';
-  }
-  out += ']';
-}
-
-void write_value(std::string& out, const json::value& value, const CutMap& cuts) {
-  if (const json::array* array = value.if_array()) {
-    const auto cut = cuts.find(array);
-    const ShownRange range = cut != cuts.end() ? cut->second : ShownRange{0, array->size()};
-    write_items(out, *array, range, nullptr, cuts);
-  } else if (const json::object* object = value.if_object()) {
-    out += '{';
-    bool first = true;
-    for (const json::key_value_pair& member : *object) {
-      if (!first) out += ',';
-      first = false;
-      write_json_string(out, member.key());
-      out += ':';
-      write_value(out, member.value(), cuts);
-    }
-    out += '}';
-  } else {
-    write_json_scalar(out, value);
-  }
+// The window of every array: the cut ranges, everything else whole.
+auto windows_of(const CutMap& cuts) {
+  return [&cuts](const json::array& array) {
+    const auto cut = cuts.find(&array);
+    return cut != cuts.end() ? cut->second : ItemWindow{0, array.size()};
+  };
 }
 
 }  // namespace
 
 void write_with_cuts(std::string& out, const json::value& value, const CutMap& cuts) {
-  write_value(out, value, cuts);
+  write_json_windowed(out, value, windows_of(cuts));
 }
 
 void write_page_items(std::string& out, const json::array& array, ShownRange range,
                       const std::vector<std::string>& fields, const CutMap& cuts) {
-  write_items(out, array, range, &fields, cuts);
+  const auto window = windows_of(cuts);
+  out += '[';
+  for (std::size_t i = range.begin; i < range.begin + range.count; ++i) {
+    if (i != range.begin) out += ',';
+    const json::object* object = array[i].if_object();
+    if (fields.empty() || object == nullptr) {
+      write_json_windowed(out, array[i], window);
+      continue;
+    }
+    out += '{';  // projected to `fields`
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      if (!keeps_field(fields, member.key())) continue;
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      write_json_windowed(out, member.value(), window);
+    }
+    out += '}';
+  }
+  out += ']';
 }
 
 }  // namespace ctxguard::pipeline

@@ -23,6 +23,7 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_estimator.hpp"
+#include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -37,10 +38,7 @@ struct ArrayCut {
   bool is_page = false;      // the page a ctxguard_fetch answer consists of
 };
 
-struct ShownRange {
-  std::size_t begin = 0;
-  std::size_t count = 0;
-};
+using ShownRange = ItemWindow;
 using CutMap = std::unordered_map<const boost::json::array*, ShownRange>;
 
 class CutPlanner {

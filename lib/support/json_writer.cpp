@@ -9,20 +9,6 @@ namespace {
 
 namespace json = boost::json;
 
-// 0: copy as is; otherwise the character after the backslash ('u' for \u00XX).
-constexpr std::array<char, 256> kEscapes = [] {
-  std::array<char, 256> table{};
-  for (int c = 0; c < 0x20; ++c) table[c] = 'u';
-  table['\b'] = 'b';
-  table['\f'] = 'f';
-  table['\n'] = 'n';
-  table['\r'] = 'r';
-  table['\t'] = 't';
-  table['"'] = '"';
-  table['\\'] = '\\';
-  return table;
-}();
-
 void write_double(std::string& out, double number) {
   if (std::isinf(number)) {
     out += number > 0 ? "1e999" : "-1e999";
@@ -56,7 +42,7 @@ void write_json_string(std::string& out, std::string_view text) {
   const char* run = text.data();
   const char* const end = text.data() + text.size();
   for (const char* p = run; p != end; ++p) {
-    const char escape = kEscapes[static_cast<unsigned char>(*p)];
+    const char escape = kJsonEscapes[static_cast<unsigned char>(*p)];
     if (escape == 0) continue;
     out.append(run, p);
     out += '\\';
@@ -102,29 +88,9 @@ void write_json_scalar(std::string& out, const json::value& scalar) {
 }
 
 void write_json(std::string& out, const json::value& value) {
-  if (const json::array* array = value.if_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& item : *array) {
-      if (!first) out += ',';
-      first = false;
-      write_json(out, item);
-    }
-    out += ']';
-  } else if (const json::object* object = value.if_object()) {
-    out += '{';
-    bool first = true;
-    for (const json::key_value_pair& member : *object) {
-      if (!first) out += ',';
-      first = false;
-      write_json_string(out, member.key());
-      out += ':';
-      write_json(out, member.value());
-    }
-    out += '}';
-  } else {
-    write_json_scalar(out, value);
-  }
+  write_json_windowed(out, value, [](const json::array& array) {
+    return ItemWindow{0, array.size()};
+  });
 }
 
 std::string to_json(const json::value& value) {

@@ -9,6 +9,8 @@
 // `\n`, `\r`, `\t`, other control bytes as `\u00XX`); everything else, UTF-8 included, is copied.
 // The token estimator (budget::TokenCounter::add_json) counts exactly this form.
 
+#include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,9 +18,58 @@
 
 namespace ctxguard {
 
+// 0 for a byte that JSON strings carry as is, else the character after the backslash ('u' for
+// \u00XX). The token estimator counts escapes with the same table.
+inline constexpr std::array<char, 256> kJsonEscapes = [] {
+  std::array<char, 256> table{};
+  for (int c = 0; c < 0x20; ++c) table[c] = 'u';
+  table['\b'] = 'b';
+  table['\f'] = 'f';
+  table['\n'] = 'n';
+  table['\r'] = 'r';
+  table['\t'] = 't';
+  table['"'] = '"';
+  table['\\'] = '\\';
+  return table;
+}();
+
 void write_json_string(std::string& out, std::string_view text);
 void write_json_scalar(std::string& out, const boost::json::value& scalar);  // not array/object
 void write_json(std::string& out, const boost::json::value& value);
 std::string to_json(const boost::json::value& value);
+
+// Which items of an array to write.
+struct ItemWindow {
+  std::size_t begin = 0;
+  std::size_t count = 0;
+};
+
+// Writes `value` minified, each array showing only the items `window(array)` returns: the seam
+// pagination uses to leave items out without copying anything.
+template <class Window>
+void write_json_windowed(std::string& out, const boost::json::value& value, const Window& window) {
+  if (const boost::json::array* array = value.if_array()) {
+    const ItemWindow shown = window(*array);
+    out += '[';
+    for (std::size_t i = shown.begin; i < shown.begin + shown.count; ++i) {
+      if (i != shown.begin) out += ',';
+      write_json_windowed(out, (*array)[i], window);
+    }
+    out += ']';
+  } else if (const boost::json::object* object = value.if_object()) {
+    out += '{';
+    bool first = true;
+    for (const boost::json::key_value_pair& member : *object) {
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      write_json_windowed(out, member.value(), window);
+    }
+    out += '}';
+  } else {
+    write_json_scalar(out, value);
+  }
+}
 
 }  // namespace ctxguard

@@ -7,7 +7,8 @@ using ctxguard::parse_json;
 using ctxguard::to_json;
 
 TEST_CASE("json writer: pretty JSON comes out minified and JSON-equal") {
-  const std::string pretty = "{\n  \"a\": [\n    1,\n    2.5,\n    true,\n    null\n  ],\n  \"b\": {}\n}";
+  const std::string pretty =
+      "{\n  \"a\": [\n    1,\n    2.5,\n    true,\n    null\n  ],\n  \"b\": {}\n}";
   const auto value = parse_json(pretty);
   REQUIRE(value.has_value());
   REQUIRE(to_json(*value) == R"({"a":[1,2.5,true,null],"b":{}})");
