@@ -119,4 +119,32 @@ ResultParts split_result(const json::object& result, const ResultTokens& tokens,
   return split;
 }
 
+std::optional<json::value> rewrite_structured(const json::value& original, const ResultParts& split,
+                                              TextChange change, std::string_view new_text,
+                                              const json::value* cut_meta) {
+  const json::value meta = cut_meta != nullptr ? *cut_meta : json::value(json::object{});
+  if (split.relation != StructuredRelation::kWrapper) {
+    switch (change) {
+      case TextChange::kCompacted:
+        return std::nullopt;  // JSON-equal already
+      case TextChange::kPaginated: {
+        auto parsed = parse_json(new_text);
+        if (parsed) return std::move(*parsed);
+        return std::nullopt;
+      }
+      case TextChange::kCut:
+        return json::value(json::object{{"text", new_text}, {"_ctxguard", meta}});
+    }
+  }
+  // A wrapper: the members repeating the part's text now repeat its new text.
+  json::object wrapper = original.as_object();
+  const std::string_view old_text = split.parts[split.related_part].text;
+  for (json::key_value_pair& member : wrapper) {
+    const json::string* text = member.value().if_string();
+    if (text != nullptr && std::string_view(*text) == old_text) member.value() = new_text;
+  }
+  if (change == TextChange::kCut) wrapper["_ctxguard"] = meta;
+  return json::value(std::move(wrapper));
+}
+
 }  // namespace ctxguard::pipeline

@@ -60,4 +60,16 @@ std::optional<ResultTokens> result_tokens(const boost::json::object& result);
 ResultParts split_result(const boost::json::object& result, const ResultTokens& tokens,
                          bool parse_texts);
 
+// How the text item that structuredContent relates to was rewritten.
+enum class TextChange { kCompacted, kPaginated, kCut };
+
+// The structuredContent to send once part `split.related_part` reads `new_text` (for a cut, with
+// `cut_meta`, the `_ctxguard` object of its trailing item), or nullopt to keep `original`. A
+// mirror becomes the new JSON (or `{"text", "_ctxguard"}` for a cut); a wrapper repeats the new
+// text in the members that repeated the old one; an independent value was a part of its own.
+std::optional<boost::json::value> rewrite_structured(const boost::json::value& original,
+                                                     const ResultParts& split, TextChange change,
+                                                     std::string_view new_text,
+                                                     const boost::json::value* cut_meta);
+
 }  // namespace ctxguard::pipeline

@@ -363,42 +363,22 @@ class Job {
   std::optional<json::value> build_structured() const {
     const json::value* original = result_.if_contains("structuredContent");
     if (original == nullptr || split_.relation == StructuredRelation::kAbsent) return std::nullopt;
-    const std::size_t k = split_.related_part;
-    const PartOutput& output = outputs_[k];
+    const PartOutput& output = outputs_[split_.related_part];
     switch (output.mode) {
       case Mode::kOriginal:
         return std::nullopt;
       case Mode::kCompacted:
-        // A mirror or an independent value is JSON-equal already; a wrapper repeats the text.
-        if (split_.relation != StructuredRelation::kWrapper) return std::nullopt;
-        break;
+        return rewrite_structured(*original, split_, TextChange::kCompacted, output.text, nullptr);
       case Mode::kPaginated:
-        if (split_.relation != StructuredRelation::kWrapper) {
-          auto parsed = parse_json(output.text);
-          if (parsed) return std::move(*parsed);
-          return std::nullopt;
-        }
-        break;
-      case Mode::kTextCut:
-        if (split_.relation != StructuredRelation::kWrapper) {
-          return json::object{
-              {"text", output.text},
-              {"_ctxguard", parse_json(output.trailer)->as_object().at("_ctxguard")}};
-        }
-        break;
-    }
-    // A wrapper: the members repeating the part's text now repeat its new text.
-    json::object wrapper = original->as_object();
-    for (json::key_value_pair& member : wrapper) {
-      const json::string* text = member.value().if_string();
-      if (text != nullptr && std::string_view(*text) == split_.parts[k].text) {
-        member.value() = output.text;
+        return rewrite_structured(*original, split_, TextChange::kPaginated, output.text, nullptr);
+      case Mode::kTextCut: {
+        const auto trailer = parse_json(output.trailer);
+        return rewrite_structured(
+            *original, split_, TextChange::kCut, output.text,
+            trailer ? trailer->as_object().if_contains("_ctxguard") : nullptr);
       }
     }
-    if (output.mode == Mode::kTextCut) {
-      wrapper["_ctxguard"] = parse_json(output.trailer)->as_object().at("_ctxguard");
-    }
-    return json::value(std::move(wrapper));
+    return std::nullopt;
   }
 
   // Tokens of the answer as composed.
