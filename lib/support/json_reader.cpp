@@ -23,7 +23,9 @@ struct PreciseHandler {
   json::value_stack stack;
   std::string number;  // the text of the number being parsed, when it arrives in parts
 
-  explicit PreciseHandler(json::storage_ptr sp) : stack(std::move(sp)) {}
+  // The stack's own scratch memory comes from the default resource; `reset` names the storage
+  // of the values it builds. (Scratch in a monotonic arena would never be given back.)
+  PreciseHandler() = default;
 
   bool on_document_begin(json::error_code&) { return true; }
   bool on_document_end(json::error_code&) { return true; }
@@ -99,7 +101,7 @@ Result<boost::json::value> parse_json(std::string_view text, boost::json::storag
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   options.allow_invalid_utf8 = true;
-  json::basic_parser<PreciseHandler> parser(options, sp);
+  json::basic_parser<PreciseHandler> parser(options);
   parser.handler().stack.reset(std::move(sp));
   json::error_code ec;
   const std::size_t used = parser.write_some(false, text.data(), text.size(), ec);

@@ -249,3 +249,16 @@ TEST_CASE("pipeline: the call record says what happened") {
   CHECK(record.cache_entry != 0);
   CHECK(std::find(record.stages.begin(), record.stages.end(), "paginate") != record.stages.end());
 }
+
+TEST_CASE("pipeline: the cache is charged what the parsed result takes, not nothing or double") {
+  Fixture fixture;
+  const std::string text = ctxguard::to_json(numbered_items(20000, 20));
+  auto rewritten = fixture.process(text_result(text));
+  REQUIRE(rewritten.has_value());
+  const auto& stats = fixture.cache.stats();
+  REQUIRE(stats.entries == 1);
+  // A parsed document takes about three times its text; a charge near zero (the arena lost)
+  // or far above (parser scratch kept in the arena) is a bug.
+  CHECK(stats.bytes > text.size());
+  CHECK(stats.bytes < text.size() * 5);
+}
