@@ -257,8 +257,8 @@ TEST_CASE("pipeline: the cache is charged what the parsed result takes, not noth
   REQUIRE(rewritten.has_value());
   const auto& stats = fixture.cache.stats();
   REQUIRE(stats.entries == 1);
-  // A parsed document takes about three times its text; a charge near zero (the arena lost)
-  // or far above (parser scratch kept in the arena) is a bug.
-  CHECK(stats.bytes > text.size());
-  CHECK(stats.bytes < text.size() * 5);
+  // A parsed document of small objects takes several times its text (7x here); a charge near
+  // zero (the arena lost) or far above (parser scratch kept in the arena: 13x) is a bug.
+  CHECK(stats.bytes > text.size() * 2);
+  CHECK(stats.bytes < text.size() * 10);
 }
