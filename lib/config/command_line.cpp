@@ -40,7 +40,8 @@ po::options_description option_table() {
     ("token-budget", po::value<std::size_t>()->default_value(defaults.budget.token_budget),
      "estimated tokens above which a tool result is compacted and paginated")
     ("hard-cap", po::value<std::size_t>()->default_value(defaults.budget.hard_cap),
-     "estimated tokens no tool result may exceed; larger ones are cut, with a cursor to the rest")
+     "estimated tokens no tool result may exceed; larger ones are cut, with a cursor to the rest "
+     "(3x --token-budget when only that is raised past 12000)")
     ("page-size", po::value<std::size_t>()->default_value(defaults.budget.page_size),
      "items kept when a long array is cut (arrays of 10 items or fewer are never cut)")
     ("max-page-size", po::value<std::size_t>()->default_value(defaults.budget.max_page_size),
@@ -102,6 +103,11 @@ std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSetting
   budget.fetch_tool_prefix = vm["fetch-tool-prefix"].as<std::string>();
   if (budget.token_budget < 100 || budget.token_budget > 10'000'000) {
     return UsageError{"--token-budget must be between 100 and 10000000 tokens"};
+  }
+  // A budget raised past the default cap, with no cap given, keeps the default 1:3 ratio
+  // rather than failing: the user asked for more room, not for an error.
+  if (vm["hard-cap"].defaulted() && budget.hard_cap < budget.token_budget) {
+    budget.hard_cap = std::min<std::size_t>(budget.token_budget * 3, 10'000'000);
   }
   if (budget.hard_cap < budget.token_budget || budget.hard_cap > 10'000'000) {
     return UsageError{"--hard-cap must be at least --token-budget and at most 10000000"};

@@ -99,3 +99,60 @@ TEST_CASE("command line: unknown options and bad values are usage errors naming 
              Catch::Contains("at least 1024"));
   CHECK_THAT(error_of(parse({"--log-level", "--", "server"})), Catch::Contains("log-level"));
 }
+
+TEST_CASE("command line: the budget defaults are the seeds' (4000, 12000, 50, 200, 10 min, 256M)") {
+  const BudgetSettings budget = ok(parse({"--", "server"})).settings.budget;
+  CHECK(budget.token_budget == 4000);
+  CHECK(budget.hard_cap == 12000);
+  CHECK(budget.page_size == 50);
+  CHECK(budget.max_page_size == 200);
+  CHECK(budget.min_cut_items == 10);
+  CHECK(budget.cursor_ttl == std::chrono::seconds(600));
+  CHECK(budget.cache_bytes == std::size_t{256} << 20);
+  CHECK(budget.fetch_tool_prefix == "proxy_");
+  CHECK_FALSE(budget.cursor_secret.has_value());
+}
+
+TEST_CASE("command line: every budget flag is read") {
+  const BudgetSettings budget =
+      ok(parse({"--token-budget", "8000", "--hard-cap", "20000", "--page-size", "20",
+                "--max-page-size", "100", "--cursor-ttl", "90", "--cache-size", "64M",
+                "--fetch-tool-prefix", "cg_", "--", "server"}))
+          .settings.budget;
+  CHECK(budget.token_budget == 8000);
+  CHECK(budget.hard_cap == 20000);
+  CHECK(budget.page_size == 20);
+  CHECK(budget.max_page_size == 100);
+  CHECK(budget.cursor_ttl == std::chrono::seconds(90));
+  CHECK(budget.cache_bytes == std::size_t{64} << 20);
+  CHECK(budget.fetch_tool_prefix == "cg_");
+  CHECK(ok(parse({"--cache-size", "2G", "--", "s"})).settings.budget.cache_bytes == std::size_t{2}
+                                                                                        << 30);
+  CHECK(ok(parse({"--cache-size", "2097152", "--", "s"})).settings.budget.cache_bytes ==
+        std::size_t{2} << 20);
+}
+
+TEST_CASE("command line: a budget above the default cap without --hard-cap raises the cap") {
+  const BudgetSettings budget = ok(parse({"--token-budget", "20000", "--", "s"})).settings.budget;
+  CHECK(budget.hard_cap == 60000);
+}
+
+TEST_CASE("command line: inconsistent budgets are refused with one clear line") {
+  CHECK(error_of(parse({"--token-budget", "20000", "--hard-cap", "15000", "--", "s"}))
+            .find("--hard-cap") != std::string::npos);
+  CHECK(error_of(parse({"--token-budget", "50", "--", "s"})).find("--token-budget") !=
+        std::string::npos);
+  CHECK(error_of(parse({"--hard-cap", "3000", "--", "s"})).find("--hard-cap") != std::string::npos);
+  CHECK(error_of(parse({"--page-size", "300", "--", "s"})).find("--page-size") !=
+        std::string::npos);
+  CHECK(error_of(parse({"--page-size", "0", "--", "s"})).find("--page-size") != std::string::npos);
+  CHECK(error_of(parse({"--cursor-ttl", "0", "--", "s"})).find("--cursor-ttl") !=
+        std::string::npos);
+  for (const char* size : {"12", "1x", "M", "-5M", "99999999999999999999G"}) {
+    INFO(size);
+    CHECK(error_of(parse({"--cache-size", size, "--", "s"})).find("--cache-size") !=
+          std::string::npos);
+  }
+  CHECK(error_of(parse({"--fetch-tool-prefix", "a b", "--", "s"})).find("--fetch-tool-prefix") !=
+        std::string::npos);
+}

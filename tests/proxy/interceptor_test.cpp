@@ -137,3 +137,16 @@ TEST_CASE("interceptor: error responses and answers in a batch are handled") {
   REQUIRE_FALSE(inner_json(sent.as_array()[0]).as_object().contains("_ctxguard"));
   REQUIRE(inner_json(sent.as_array()[1]).as_object().contains("_ctxguard"));
 }
+
+TEST_CASE("interceptor: server/discover (stateless opening) gets the instructions too") {
+  Session session;
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", "d"}, {"method", "server/discover"}});
+  const Verdict verdict = session.from_server(
+      response("d", json::object{{"supportedVersions", json::array{"2026-07-28"}}}));
+  REQUIRE(verdict.action == Verdict::Action::kSend);
+  REQUIRE(json::parse(verdict.text)
+              .at("result")
+              .at("instructions")
+              .as_string()
+              .find("ctxguard_fetch") != json::string::npos);
+}
