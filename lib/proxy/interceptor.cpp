@@ -63,7 +63,23 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   }
   jsonrpc::Message& message = *parsed;
   if (direction == Direction::kClientToServer) {
-    if (auto reply = answer_fetch(message, now, wall_now)) return std::move(*reply);
+    try {
+      if (auto reply = answer_fetch(message, now, wall_now)) return std::move(*reply);
+    } catch (const std::exception& error) {
+      // A bug or an allocation failure must cost this one answer, never the session.
+      spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
+      json::object response{
+          {"jsonrpc", "2.0"},
+          {"id", message.envelopes.front().id},
+          {"result", json::object{{"content", json::array{json::object{
+                                                  {"type", "text"},
+                                                  {"text",
+                                                   "ctxguard failed to read its cache for "
+                                                   "this cursor. Call the original tool "
+                                                   "again."}}}},
+                                  {"isError", true}}}};
+      return Verdict{Verdict::Action::kReply, to_json(response)};
+    }
   }
 
   const auto routes = router_.observe(direction, message, now);
