@@ -61,9 +61,7 @@ int main(int argc, char** argv) {
     if (flag == "--items") items = std::strtoul(argv[i + 1], nullptr, 10);
     if (flag == "--rounds") rounds = std::atoi(argv[i + 1]);
   }
-  spdlog::set_level(std::getenv("BENCH_DEBUG")
-                        ? spdlog::level::debug
-                        : spdlog::level::warn);  // one INFO line per call is not what is measured
+  spdlog::set_level(spdlog::level::warn);  // one INFO line per call is not what is measured
   const std::string text = make_result_text(items);
   std::string line =
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":";

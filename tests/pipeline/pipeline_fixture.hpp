@@ -5,8 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <deque>
 #include <string>
 
@@ -129,11 +127,6 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
     const json::value* next = cut.if_contains("nextCursor");
     if (next == nullptr) continue;
     const json::object page_result = fixture.fetch_page({{"cursor", *next}});
-    if (std::getenv("PROPERTY_TRACE")) {
-      std::fprintf(
-          stderr, "fetch %s offset %lld\n", std::string(cut.at("path").as_string()).c_str(),
-          static_cast<long long>(cut.at("offset").as_int64() + cut.at("pageSize").as_int64()));
-    }
     REQUIRE_FALSE(is_error(page_result));
     REQUIRE(tokens_of(page_result) <= page_budget);
     if (pages != nullptr) ++*pages;

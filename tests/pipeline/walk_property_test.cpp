@@ -2,8 +2,6 @@
 // end reaches every item, JSON-equal to the original, and every answer is within the budget.
 #include "pipeline_fixture.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <random>
 
 using namespace ctxguard::pipeline::testing;
@@ -80,7 +78,6 @@ TEST_CASE("property: following every cursor rebuilds any result exactly, within 
   int cut_as_text = 0;
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);
-    if (std::getenv("PROPERTY_TRACE")) std::fprintf(stderr, "seed %u\n", seed);
     Fixture fixture(small_budget(seed % 2 == 0 ? 1500 : 3000));
     ValueGenerator generator(seed);
     const json::value value =
