@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fits the token estimator's weights (lib/budget/token_estimator.cpp) to a corpus of real MCP
+// Fits the token estimator's weights (lib/budget/token_weights.hpp) to a corpus of real MCP
 // outputs counted by Claude's tokenizer, and prints (or writes) the C++ coefficient block.
 //
 //   # 1. the corpus: real servers, real tokenizer (written even if the accuracy test fails)
@@ -37,7 +37,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCE = path.join(REPO, 'lib', 'budget', 'token_estimator.cpp');
+const SOURCE = path.join(REPO, 'lib', 'budget', 'token_weights.hpp');
 const MIN_SAMPLES = 25;
 const MIN_CHARS = 20;
 const RIDGE = 1e-3;
