@@ -19,13 +19,6 @@ constexpr std::size_t kMetadataTokens = 160;
 constexpr double kTokensPerCursor = 70;
 constexpr int kPlanningRounds = 6;
 
-json::object text_result(std::string text, bool is_error) {
-  json::object result{
-      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
-  if (is_error) result["isError"] = true;
-  return result;
-}
-
 std::string cursor_problem(const std::error_code& error, std::chrono::seconds ttl) {
   switch (static_cast<Error>(error.value())) {
     case Error::kCursorExpired:
@@ -50,7 +43,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   FetchAnswer answer;
   answer.record.tool = name_;
   const auto fail = [&](std::string message) {
-    answer.result = text_result(std::move(message), true);
+    answer.result = text_tool_result(std::move(message), true);
     answer.record.stages = {"fetch-error"};
     return std::move(answer);
   };
@@ -151,57 +144,45 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     body.clear();
     write_page_items(body, *array, ShownRange{page.begin, page.shown}, fields, map);
 
-    const auto cursor_for = [&](const ArrayCut& cut, bool is_page) {
-      if (cut.begin + cut.shown >= cut.total) return std::string();
-      return is_page
-                 ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit, fields)
-                 : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
-    };
-    json::object meta = cut_fields(page, cursor_for(page, true));
+    json::object projection;
     if (!fields.empty()) {
       json::array list;
       for (const std::string& field : fields) list.emplace_back(field);
-      meta["fields"] = std::move(list);
+      projection["fields"] = std::move(list);
     }
-    if (cuts.size() > 1) {
-      json::array others;
-      for (std::size_t i = 1; i < cuts.size(); ++i)
-        others.push_back(cut_fields(cuts[i], cursor_for(cuts[i], false)));
-      meta["otherCuts"] = std::move(others);
-    }
-    meta["hint"] = page.shown == 0
-                       ? std::string("No items left: this array has been read to its end.")
-                       : array_hint(page, cuts.size() - 1, name_, budget_.max_page_size);
-    // The figure is part of the text it measures: settle it so it is never below the truth.
-    set_budget_fields(meta, 0, budget_.token_budget);
-    std::size_t reported = budget::estimate_tokens(attach_metadata(body, meta)) + 4;
-    std::string text;
-    for (int settle = 0; settle < 3; ++settle) {
-      set_budget_fields(meta, reported, budget_.token_budget);
-      text = attach_metadata(body, meta);
-      const std::size_t actual = budget::estimate_tokens(text);
-      if (actual <= reported) break;
-      reported = actual + 2;
-    }
-    answer.record.final_tokens = reported;
+    // The page's own cursor keeps `limit` and `fields`; cuts inside its items start afresh.
+    json::object meta = array_metadata(
+        cuts,
+        [&](const ArrayCut& cut) {
+          if (cut.begin + cut.shown >= cut.total) return std::string();
+          return cut.is_page
+                     ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit,
+                                         fields)
+                     : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
+        },
+        projection, name_, budget_.max_page_size);
+    std::string text = settle_budget_fields(
+        meta, budget_.token_budget, 0,
+        [&](const json::object& fields_so_far) { return attach_metadata(body, fields_so_far); },
+        answer.record.final_tokens);
     answer.record.items_total = page.total;
     answer.record.items_shown = page.shown;
-    answer.result = text_result(std::move(text), false);
+    answer.result = text_tool_result(std::move(text), false);
     if (answer.record.final_tokens <= budget_.token_budget) break;
     if (page.shown <= 1) {
       // One item alone is over the budget: it is served as text, in pieces, with a cursor to
       // the items after it. (Summarizing long fields is the next stage's job.)
       std::string item_path = payload->path;
       append_pointer_index(item_path, page.begin);
-      json::object extra;
-      extra["item"] =
+      json::object item;
+      item["item"] =
           json::object{{"path", payload->path}, {"index", page.begin}, {"totalCount", page.total}};
       if (page.begin + 1 < page.total) {
-        extra["nextItemsCursor"] =
+        item["nextItemsCursor"] =
             issuer.array_page(payload->part, payload->path, page.begin + 1, limit, fields);
       }
       const std::string item_text = to_json((*array)[page.begin]);
-      answer_text(answer, item_text, 0, payload->part, item_path, issuer, std::move(extra));
+      answer_text(answer, item_text, 0, payload->part, item_path, issuer, std::move(item));
       break;
     }
     overshoot += static_cast<double>(answer.record.final_tokens - budget_.token_budget) * 1.25 + 32;
@@ -231,10 +212,12 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     }
     meta["hint"] = std::move(hint);
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    const std::size_t meta_tokens = budget::estimate_json_tokens(json::value(meta)) + 40;
-    set_budget_fields(meta, piece + meta_tokens, budget_.token_budget);
-    trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
-    answer.record.final_tokens = piece + budget::estimate_tokens(trailer);
+    trailer = settle_budget_fields(
+        meta, budget_.token_budget, piece,
+        [](const json::object& fields) {
+          return to_json(json::object{{"_ctxguard", fields}});
+        },
+        answer.record.final_tokens);
     if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
     allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
   }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "budget/token_estimator.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
@@ -73,10 +74,53 @@ void set_budget_fields(json::object& meta, std::size_t estimated_tokens, std::si
   meta["budgetRemaining"] = estimated_tokens < token_budget ? token_budget - estimated_tokens : 0;
 }
 
+json::object array_metadata(const std::vector<ArrayCut>& cuts,
+                            const std::function<std::string(const ArrayCut&)>& cursor_for,
+                            const json::object& extra, std::string_view fetch_tool,
+                            std::size_t max_page_size) {
+  const ArrayCut& primary = cuts.front();
+  json::object meta = cut_fields(primary, cursor_for(primary));
+  for (const json::key_value_pair& member : extra) meta[member.key()] = member.value();
+  if (cuts.size() > 1) {
+    json::array others;
+    for (std::size_t i = 1; i < cuts.size(); ++i) {
+      others.push_back(cut_fields(cuts[i], cursor_for(cuts[i])));
+    }
+    meta["otherCuts"] = std::move(others);
+  }
+  meta["hint"] = array_hint(primary, cuts.size() - 1, fetch_tool, max_page_size);
+  return meta;
+}
+
+std::string settle_budget_fields(json::object& meta, std::size_t token_budget,
+                                 std::size_t other_tokens,
+                                 const std::function<std::string(const json::object&)>& render,
+                                 std::size_t& tokens) {
+  set_budget_fields(meta, 0, token_budget);
+  tokens = other_tokens + budget::estimate_tokens(render(meta)) + 4;
+  std::string text;
+  for (int round = 0; round < 3; ++round) {
+    set_budget_fields(meta, tokens, token_budget);
+    text = render(meta);
+    const std::size_t measured = other_tokens + budget::estimate_tokens(text);
+    if (measured <= tokens) break;
+    tokens = measured + 2;
+  }
+  return text;
+}
+
+json::object text_tool_result(std::string text, bool is_error) {
+  json::object result{
+      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
+  if (is_error) result["isError"] = true;
+  return result;
+}
+
 std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::string_view fetch_tool,
                        std::size_t max_page_size) {
   const std::string where =
       primary.path.empty() ? std::string("the top-level array") : "the array at " + primary.path;
+  if (primary.shown == 0) return "No items left: this array has been read to its end.";
   std::string hint;
   if (primary.begin + primary.shown < primary.total) {
     hint = fmt::format(

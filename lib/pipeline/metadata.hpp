@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,5 +55,24 @@ std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_m
 // `body` (a JSON object or array as text) with `"_ctxguard": meta` added: inside the object, or
 // for an array as {"items": body, "_ctxguard": meta}.
 std::string attach_metadata(const std::string& body, const boost::json::object& meta);
+
+// The `_ctxguard` of an answer showing `cuts` (the first one is the primary: the page of a fetch,
+// or the largest cut): its fields, then `extra`'s members, `otherCuts` and the hint.
+// `cursor_for` gives each cut's nextCursor (empty on its last page).
+boost::json::object array_metadata(const std::vector<ArrayCut>& cuts,
+                                   const std::function<std::string(const ArrayCut&)>& cursor_for,
+                                   const boost::json::object& extra, std::string_view fetch_tool,
+                                   std::size_t max_page_size);
+
+// Fills in the budget fields of `meta` with the tokens of the answer `render(meta)` writes plus
+// `other_tokens` (what the answer holds besides that text). The figure is part of the text it
+// measures, so it is settled to be never below the measure. Returns the text; `tokens` gets the
+// figure.
+std::string settle_budget_fields(
+    boost::json::object& meta, std::size_t token_budget, std::size_t other_tokens,
+    const std::function<std::string(const boost::json::object&)>& render, std::size_t& tokens);
+
+// A tool result of one text item; `is_error` marks problems the model can act on.
+boost::json::object text_tool_result(std::string text, bool is_error);
 
 }  // namespace ctxguard::pipeline

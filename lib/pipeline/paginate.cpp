@@ -293,17 +293,8 @@ void write_page_items(std::string& out, const json::array& array, ShownRange ran
       write_json_windowed(out, array[i], window);
       continue;
     }
-    out += '{';  // projected to `fields`
-    bool first = true;
-    for (const json::key_value_pair& member : *object) {
-      if (!keeps_field(fields, member.key())) continue;
-      if (!first) out += ',';
-      first = false;
-      write_json_string(out, member.key());
-      out += ':';
-      write_json_windowed(out, member.value(), window);
-    }
-    out += '}';
+    write_json_members(
+        out, *object, [&fields](std::string_view key) { return keeps_field(fields, key); }, window);
   }
   out += ']';
 }

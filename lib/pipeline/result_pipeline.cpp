@@ -110,7 +110,6 @@ class Job {
                                          .json = std::move(part.json),
                                          .text = {}});
     }
-    moved_json_ = true;
     // One walk prices every part and every array in it (the estimate of the minified form).
     auto planner =
         std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
@@ -190,30 +189,25 @@ class Job {
 
   json::object paginated_meta(std::size_t part, const std::vector<ArrayCut>& cuts) const {
     const CursorIssuer issuer(codec_, entry_id_, context_.wall_now);
-    const ArrayCut& primary = cuts.front();
-    const auto cursor_for = [&](const ArrayCut& cut) {
-      return cut.begin + cut.shown < cut.total
-                 ? issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
-                 : std::string();
-    };
-    json::object meta = cut_fields(primary, cursor_for(primary));
+    json::object extra;
     // The server answered with an array; the answer shows it as {"items": [...]}.
-    if (entry_->parts[part].json.is_array()) meta["wrapped"] = true;
-    if (cuts.size() > 1) {
-      json::array others;
-      for (std::size_t i = 1; i < cuts.size(); ++i)
-        others.push_back(cut_fields(cuts[i], cursor_for(cuts[i])));
-      meta["otherCuts"] = std::move(others);
-    }
-    meta["hint"] = array_hint(primary, cuts.size() - 1, fetch_tool_, budget_.max_page_size);
-    return meta;
+    if (entry_->parts[part].json.is_array()) extra["wrapped"] = true;
+    return array_metadata(
+        cuts,
+        [&](const ArrayCut& cut) {
+          return cut.begin + cut.shown < cut.total
+                     ? issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
+                     : std::string();
+        },
+        extra, fetch_tool_, budget_.max_page_size);
   }
 
   // Last resort: the parts as text, the largest cut first, until the answer is under the cap.
   void cut_as_text() {
     // A fresh entry: the paginated one (if any) stays cached for cursors already composed, but
     // none of them goes out.
-    const std::shared_ptr<CachedResult> paginated = moved_json_ ? entry_ : nullptr;
+    // (JSON parts exist only once compact_and_paginate moved their values into that entry.)
+    const std::shared_ptr<CachedResult> paginated = entry_;
     entry_ = std::make_shared<CachedResult>();
     entry_->tool = record_.tool;
     entry_id_ = 0;
@@ -222,7 +216,7 @@ class Job {
       CachedPart& cached = entry_->parts.emplace_back();
       const ResultPart& part = split_.parts[k];
       if (part.is_json) {
-        cached.text = to_json(paginated ? paginated->parts[k].json : part.json);  // compacted
+        cached.text = to_json(paginated->parts[k].json);  // compacted
       } else if (part.content_index != kNotContent) {
         cached.text = std::string(part.text);
       } else {
@@ -404,8 +398,8 @@ class Job {
     return measure();
   }
 
+  // Called right after the last compose (total_tokens or cut_as_text).
   std::optional<RewrittenResult> finish() {
-    compose();
     bool changed = structured_.has_value();
     for (const PartOutput& output : outputs_) changed = changed || output.mode != Mode::kOriginal;
     if (!changed) return std::nullopt;
@@ -461,7 +455,6 @@ class Job {
   ResultParts split_;
   std::shared_ptr<CachedResult> entry_;
   std::uint64_t entry_id_ = 0;
-  bool moved_json_ = false;
   std::vector<PartOutput> outputs_;
   std::vector<double> weights_;
   std::vector<std::size_t> compact_tokens_;

@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "mcp/instructions.hpp"
+#include "pipeline/metadata.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::proxy {
@@ -68,16 +69,12 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost this one answer, never the session.
       spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
-      json::object response{
+      const json::object response{
           {"jsonrpc", "2.0"},
           {"id", message.envelopes.front().id},
-          {"result", json::object{{"content", json::array{json::object{
-                                                  {"type", "text"},
-                                                  {"text",
-                                                   "ctxguard failed to read its cache for "
-                                                   "this cursor. Call the original tool "
-                                                   "again."}}}},
-                                  {"isError", true}}}};
+          {"result", pipeline::text_tool_result("ctxguard failed to read its cache for this "
+                                                "cursor. Call the original tool again.",
+                                                true)}};
       return Verdict{Verdict::Action::kReply, to_json(response)};
     }
   }

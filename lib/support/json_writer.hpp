@@ -44,6 +44,27 @@ struct ItemWindow {
   std::size_t count = 0;
 };
 
+template <class Window>
+void write_json_windowed(std::string& out, const boost::json::value& value, const Window& window);
+
+// Writes `object` with only the members whose key `keep(key)` accepts (a projection), their
+// values as write_json_windowed does.
+template <class Keep, class Window>
+void write_json_members(std::string& out, const boost::json::object& object, const Keep& keep,
+                        const Window& window) {
+  out += '{';
+  bool first = true;
+  for (const boost::json::key_value_pair& member : object) {
+    if (!keep(member.key())) continue;
+    if (!first) out += ',';
+    first = false;
+    write_json_string(out, member.key());
+    out += ':';
+    write_json_windowed(out, member.value(), window);
+  }
+  out += '}';
+}
+
 // Writes `value` minified, each array showing only the items `window(array)` returns: the seam
 // pagination uses to leave items out without copying anything.
 template <class Window>
@@ -57,16 +78,8 @@ void write_json_windowed(std::string& out, const boost::json::value& value, cons
     }
     out += ']';
   } else if (const boost::json::object* object = value.if_object()) {
-    out += '{';
-    bool first = true;
-    for (const boost::json::key_value_pair& member : *object) {
-      if (!first) out += ',';
-      first = false;
-      write_json_string(out, member.key());
-      out += ':';
-      write_json_windowed(out, member.value(), window);
-    }
-    out += '}';
+    write_json_members(
+        out, *object, [](std::string_view) { return true; }, window);
   } else {
     write_json_scalar(out, value);
   }
