@@ -1,0 +1,1 @@
+#include "pipeline/table_form.hpp"

@@ -1,0 +1,1 @@
+#include "pipeline/text_chunk.hpp"

@@ -1,0 +1,66 @@
+#pragma once
+// Chunking long plain text at semantic boundaries (FR-020..023, ContentChunk in the seeds).
+//
+// A text over the chunk size is split once, when it is cached, into consecutive chunks that
+// cover it exactly (concatenated, they are the text byte for byte). Each chunk costs at most
+// `max_tokens` estimated tokens and ends at the strongest boundary the window offers:
+//   1. in a log (most lines start with a timestamp or a level), before the next entry's first
+//      line: an entry keeps its continuation lines (stack traces, indented lines, "Caused by");
+//   2. after a blank line (a paragraph);
+//   3. after a line break;
+//   4. after a sentence end (". ", "! ", "? " and the like);
+//   5. at a word boundary (a single line longer than a chunk);
+//   6. at a UTF-8 character boundary (never inside a sequence).
+// CRLF line ends count as one break and are never split. Pure functions, no I/O, no throwing
+// except std::bad_alloc.
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace ctxguard::pipeline {
+
+// Where each line of a text starts. Line numbers are 1-based. A line is the bytes up to and
+// including its '\n'; a last line without '\n' counts; "" has 0 lines, "a\n" has 1, "a\nb" 2.
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text);
+
+  std::size_t lines() const { return starts_.size(); }
+  // The line holding byte `offset` (offset < text size); lines() + 1 for offset == text size.
+  std::size_t line_of(std::size_t offset) const;
+  // Bytes [line_begin(n), line_end(n)) are line n (1 <= n <= lines()).
+  std::size_t line_begin(std::size_t line) const;
+  std::size_t line_end(std::size_t line) const;
+  // Memory held, for the cache's accounting.
+  std::size_t memory_bytes() const { return starts_.capacity() * sizeof(std::size_t); }
+
+ private:
+  std::vector<std::size_t> starts_;
+  std::size_t size_ = 0;
+};
+
+struct TextChunk {
+  std::size_t begin = 0;  // bytes [begin, end) of the text
+  std::size_t end = 0;
+  std::size_t first_line = 0;  // 1-based, inclusive: the lines the chunk touches
+  std::size_t last_line = 0;
+};
+
+// True when the text looks like a log: at least 2 and at least 20% of its first 1,000 non-empty
+// lines start an entry (a date/time such as 2024-05-01, 2024/05/01, 12:30:45, an RFC 3164
+// "May  1 12:30:45", optionally after '[' or '<N>'; or a level word such as ERROR, WARN(ING),
+// INFO, DEBUG, TRACE, FATAL, CRITICAL, optionally in brackets, followed by a non-letter).
+bool looks_like_log(std::string_view text);
+
+// Whether `line` (without its line break) starts a log entry, by the rule above.
+bool starts_log_entry(std::string_view line);
+
+// Splits `text` into chunks of at most `max_tokens` estimated tokens (budget::estimate_tokens of
+// the chunk's bytes), by the boundary rules above. A chunk is never empty; only a single UTF-8
+// character over `max_tokens` makes a chunk exceed it. Text that fits is one chunk; "" gives
+// none. Runs in time linear in the text (the 10 MiB log of bench/chunk_bench.cpp).
+std::vector<TextChunk> chunk_text(std::string_view text, std::size_t max_tokens,
+                                  const LineIndex& lines);
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,1 @@
+#include "spill/spill_file.hpp"

@@ -1,0 +1,3 @@
+#include <catch2/catch.hpp>
+
+#include "spill/spill_file.hpp"
