@@ -52,7 +52,23 @@ po::options_description option_table() {
     ("cache-size", po::value<std::string>()->default_value("256M"),
      "memory for original results, in bytes or with a K, M or G suffix (binary units)")
     ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.budget.fetch_tool_prefix),
-     "prefix for ctxguard_fetch when the server already has a tool of that name");
+     "prefix for ctxguard_fetch when the server already has a tool of that name")
+    ("chunk-size", po::value<std::size_t>()->default_value(defaults.budget.summary.chunk_tokens),
+     "estimated tokens above which plain text is served in chunks cut at semantic boundaries")
+    ("max-string", po::value<std::size_t>()->default_value(
+         defaults.budget.summary.max_string_chars),
+     "characters kept of a long string when a result must be summarized (0: never cut)")
+    ("max-depth", po::value<std::size_t>()->default_value(defaults.budget.summary.max_depth),
+     "nesting shown when a result must be summarized; deeper values become placeholders "
+     "(0: no limit)")
+    ("project", po::value<std::vector<std::string>>()->value_name("GLOB=FIELDS")->composing(),
+     "fields kept of the records of tools matching GLOB when a result must be summarized, e.g. "
+     "'list_bookings=id,status,guest.name' (repeatable; first match wins; default: automatic)")
+    ("tables", po::bool_switch(),
+     "write uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless, fewer tokens)")
+    ("spill-dir", po::value<std::string>()->value_name("DIR"),
+     "also write the full original of every shortened result to a file in DIR (mode 0600, "
+     "removed when it leaves the cache) and name it in _ctxguard.file");
   // clang-format on
   return options;
 }
@@ -93,6 +109,61 @@ std::optional<std::size_t> parse_size(std::string_view text) {
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   if (number > std::numeric_limits<std::size_t>::max() / multiplier) return std::nullopt;
   return number * multiplier;
+}
+
+// "list_*=id,status,guest.name" -> a rule; nullopt when malformed.
+std::optional<ProjectionRule> parse_projection(std::string_view text) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string_view::npos || equals == 0) return std::nullopt;
+  ProjectionRule rule;
+  rule.tool_glob = std::string(text.substr(0, equals));
+  std::string_view fields = text.substr(equals + 1);
+  while (!fields.empty()) {
+    const std::size_t comma = std::min(fields.find(','), fields.size());
+    std::string_view field = fields.substr(0, comma);
+    while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+    while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
+    if (field.empty() || field.front() == '.' || field.back() == '.' ||
+        field.find("..") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    rule.fields.emplace_back(field);
+    fields.remove_prefix(std::min(comma + 1, fields.size()));
+  }
+  if (rule.fields.empty()) return std::nullopt;
+  return rule;
+}
+
+std::optional<UsageError> read_summary(const po::variables_map& vm, BudgetSettings& budget) {
+  SummarySettings& summary = budget.summary;
+  summary.chunk_tokens = vm["chunk-size"].as<std::size_t>();
+  summary.max_string_chars = vm["max-string"].as<std::size_t>();
+  summary.max_depth = vm["max-depth"].as<std::size_t>();
+  summary.tables = vm["tables"].as<bool>();
+  // A budget lowered below the default chunk size, with no chunk size given, halves the budget:
+  // a chunk and its metadata must fit in one answer.
+  if (vm["chunk-size"].defaulted() && summary.chunk_tokens > budget.token_budget / 2) {
+    summary.chunk_tokens = budget.token_budget / 2;
+  }
+  if (summary.chunk_tokens < 50 || summary.chunk_tokens > budget.token_budget) {
+    return UsageError{"--chunk-size must be between 50 and --token-budget tokens"};
+  }
+  if (summary.max_string_chars != 0 && summary.max_string_chars < 20) {
+    return UsageError{"--max-string must be 0 (never cut) or at least 20 characters"};
+  }
+  if (summary.max_depth > 64) return UsageError{"--max-depth must be between 0 and 64"};
+  if (vm.count("project")) {
+    for (const std::string& text : vm["project"].as<std::vector<std::string>>()) {
+      auto rule = parse_projection(text);
+      if (!rule) {
+        return UsageError{"--project '" + text +
+                          "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
+      }
+      summary.projections.push_back(std::move(*rule));
+    }
+  }
+  if (vm.count("spill-dir")) summary.spill_dir = vm["spill-dir"].as<std::string>();
+  return std::nullopt;
 }
 
 std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSettings& budget) {
@@ -136,7 +207,7 @@ std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSetting
   if (budget.fetch_tool_prefix.empty() || budget.fetch_tool_prefix.size() > 32 || !prefix_ok) {
     return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
   }
-  return std::nullopt;
+  return read_summary(vm, budget);
 }
 
 // The first word that is neither an option nor an option's value: a server command given without

@@ -23,6 +23,24 @@ struct LifecycleSettings {
   std::chrono::milliseconds kill_timeout{2000};
 };
 
+// A per-tool projection map (US2): tools whose name matches `tool_glob` ('*' and '?' wildcards)
+// keep only `fields` of their records when a result must be summarized. Dotted fields reach into
+// nested objects ("guest.name").
+struct ProjectionRule {
+  std::string tool_glob;
+  std::vector<std::string> fields;
+};
+
+// Summarization and chunking (US2, US4; FR-015..023).
+struct SummarySettings {
+  std::size_t chunk_tokens = 2000;          // plain text above this is served in chunks (FR-020)
+  std::size_t max_string_chars = 500;       // longer strings are cut in a summarized answer
+  std::size_t max_depth = 4;                // deeper objects/arrays become placeholders there
+  bool tables = false;                      // uniform flat arrays as {"columns","rows"} (lossless)
+  std::vector<ProjectionRule> projections;  // first match wins; otherwise fields are auto-chosen
+  std::optional<std::string> spill_dir;     // also write each cut answer to a file here
+};
+
 // The context budget (FR-002, FR-007, FR-010, TokenBudget in the seeds' data model).
 struct BudgetSettings {
   std::size_t token_budget = 4000;  // answers above this many estimated tokens are rewritten
@@ -35,6 +53,7 @@ struct BudgetSettings {
   std::optional<std::string> cursor_secret;          // random per process when empty
   // When the server has its own tool named ctxguard_fetch, ours becomes <prefix>ctxguard_fetch.
   std::string fetch_tool_prefix = "proxy_";
+  SummarySettings summary;
 };
 
 struct Settings {

@@ -18,7 +18,8 @@ namespace ctxguard::cursor {
 namespace {
 
 // Wire layout, after the version byte (all integers LEB128, least significant group first):
-//   kind:u8  entry  part  path_len path  offset  limit  field_count (field_len field)*  issued_at
+//   kind:u8  entry  part  path_len path  offset  limit  field_count (field_len field)*
+//   query_len query  issued_at
 // issued_at is zigzag-encoded so negative values stay short and round trip.
 constexpr std::size_t kMacBytes = 32;  // HMAC-SHA256, untruncated
 constexpr std::size_t kRandomKeyBytes = 32;
@@ -33,7 +34,8 @@ constexpr std::size_t kMaxPayloadBytes =
     1 + varint_bytes(std::numeric_limits<std::uint64_t>::max()) * 4 +
     varint_bytes(std::numeric_limits<std::uint32_t>::max()) * 2 + varint_bytes(kMaxPathBytes) +
     kMaxPathBytes + varint_bytes(kMaxFields) +
-    kMaxFields * (varint_bytes(kMaxFieldBytes) + kMaxFieldBytes);
+    kMaxFields * (varint_bytes(kMaxFieldBytes) + kMaxFieldBytes) + varint_bytes(kMaxQueryBytes) +
+    kMaxQueryBytes;
 // Anything longer cannot be a cursor we issued: refuse it before decoding or hashing it.
 constexpr std::size_t kMaxCursorChars = ((1 + kMaxPayloadBytes + kMacBytes) * 4 + 2) / 3;
 
@@ -118,8 +120,8 @@ std::optional<CursorPayload> parse_payload(std::string_view bytes) {
   CursorPayload payload;
 
   const auto kind = reader.byte();
-  if (!kind || (*kind != static_cast<std::uint8_t>(CursorKind::kArrayPage) &&
-                *kind != static_cast<std::uint8_t>(CursorKind::kTextRange))) {
+  if (!kind || *kind < static_cast<std::uint8_t>(CursorKind::kArrayPage) ||
+      *kind > static_cast<std::uint8_t>(CursorKind::kValue)) {
     return std::nullopt;
   }
   payload.kind = static_cast<CursorKind>(*kind);
@@ -147,6 +149,9 @@ std::optional<CursorPayload> parse_payload(std::string_view bytes) {
     if (!field) return std::nullopt;
     payload.fields.push_back(std::move(*field));
   }
+  auto query = reader.string(kMaxQueryBytes);
+  if (!query) return std::nullopt;
+  payload.query = std::move(*query);
 
   const auto issued_at = reader.varint(kU64);
   if (!issued_at || !reader.at_end()) return std::nullopt;
@@ -207,6 +212,7 @@ std::string CursorCodec::encode(const CursorPayload& payload) const {
   append_varint(bytes, payload.limit);
   append_varint(bytes, payload.fields.size());
   for (const auto& field : payload.fields) append_string(bytes, field);
+  append_string(bytes, payload.query);
   append_varint(bytes, zigzag(payload.issued_at));
 
   Mac mac{};
@@ -220,8 +226,8 @@ Result<CursorPayload> CursorCodec::decode(std::string_view cursor,
                                           WallClock::time_point now) const {
   if (cursor.size() > kMaxCursorChars) return make_error_code(Error::kCursorMalformed);
   const auto bytes = base64url_decode(cursor);
-  // The smallest payload is 8 bytes (kind and seven one-byte varints).
-  if (!bytes || bytes->size() < 1 + 8 + kMacBytes) return make_error_code(Error::kCursorMalformed);
+  // The smallest payload is 9 bytes (kind and eight one-byte varints).
+  if (!bytes || bytes->size() < 1 + 9 + kMacBytes) return make_error_code(Error::kCursorMalformed);
   if (static_cast<std::uint8_t>((*bytes)[0]) != kVersion) {
     return make_error_code(Error::kCursorMalformed);
   }

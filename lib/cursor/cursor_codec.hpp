@@ -21,7 +21,10 @@ namespace ctxguard::cursor {
 
 enum class CursorKind : std::uint8_t {
   kArrayPage = 1,  // items [offset, offset + limit) of the array at `path`
-  kTextRange = 2,  // bytes from `offset` of a text part
+  kTextRange = 2,  // bytes from `offset` of a text part (or of the JSON/string at `path`)
+  kTextChunk = 3,  // chunk number `offset` of a chunked text part
+  kTextLines = 4,  // lines `offset`..`limit` (1-based, inclusive) of a text part
+  kValue = 5,      // the value at `path` (a result's own cursor: any value by JSON Pointer)
 };
 
 struct CursorPayload {
@@ -32,6 +35,7 @@ struct CursorPayload {
   std::uint64_t offset = 0;         // first item (array page) or first byte (text range)
   std::uint32_t limit = 0;          // items per page; 0 lets the server choose
   std::vector<std::string> fields;  // projection of each item; empty = all fields
+  std::string query;                // a search continued (items or lines matching it)
   std::int64_t issued_at = 0;       // seconds since the Unix epoch
 
   bool operator==(const CursorPayload&) const = default;
@@ -43,6 +47,7 @@ struct CursorPayload {
 inline constexpr std::size_t kMaxPathBytes = 4096;
 inline constexpr std::size_t kMaxFields = 256;
 inline constexpr std::size_t kMaxFieldBytes = 1024;
+inline constexpr std::size_t kMaxQueryBytes = 1024;
 // Clock skew tolerated between the issuing and the verifying process (a reload, a slewed clock).
 inline constexpr std::chrono::seconds kMaxFutureIssue{60};
 
@@ -50,7 +55,7 @@ class CursorCodec {
  public:
   using WallClock = std::chrono::system_clock;
   // The first byte of every cursor; a layout change takes a new version, old ones are malformed.
-  static constexpr std::uint8_t kVersion = 1;
+  static constexpr std::uint8_t kVersion = 2;
   static constexpr std::size_t kMinKeyBytes = 16;
 
   // `keys`: newest last, each at least 16 bytes; `ttl` > 0. Throws std::invalid_argument

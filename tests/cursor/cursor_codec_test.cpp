@@ -108,7 +108,7 @@ TEST_CASE("cursor: a typical payload round trips") {
 TEST_CASE("cursor: the codec writes exactly the documented wire format") {
   const CursorCodec codec({kNewKey}, kTtl);
   WireWriter wire = typical_head();
-  wire.varint(2).string("id").string("name").zigzag(kIssuedAt);
+  wire.varint(2).string("id").string("name").string("").zigzag(kIssuedAt);
   CHECK(codec.encode(typical_payload()) == sign(wire.bytes));
 }
 
@@ -125,6 +125,20 @@ TEST_CASE("cursor: a typical cursor stays under 120 characters") {
   text_range.offset = 20'000;
   text_range.issued_at = kIssuedAt;
   CHECK(codec.encode(text_range).size() < 80);
+}
+
+TEST_CASE("cursor: every kind round trips with a query") {
+  const CursorCodec codec({kNewKey}, kTtl);
+  for (const CursorKind kind :
+       {CursorKind::kArrayPage, CursorKind::kTextRange, CursorKind::kTextChunk,
+        CursorKind::kTextLines, CursorKind::kValue}) {
+    CursorPayload payload = typical_payload();
+    payload.kind = kind;
+    payload.query = "status=\"in progress\" guest.name~smith";
+    const auto decoded = codec.decode(codec.encode(payload), at(kIssuedAt));
+    REQUIRE(decoded.has_value());
+    CHECK(*decoded == payload);
+  }
 }
 
 TEST_CASE("cursor: every field round trips, including unicode and maximum values") {
@@ -344,9 +358,10 @@ TEST_CASE("cursor: strings that are not cursors are malformed") {
 TEST_CASE("cursor: an unknown version is malformed even with a valid MAC") {
   const CursorCodec codec({kNewKey}, kTtl);
   WireWriter wire = typical_head();
-  wire.varint(0).zigzag(kIssuedAt);
+  wire.varint(0).string("").zigzag(kIssuedAt);
   CHECK(codec.decode(sign(wire.bytes), at(kIssuedAt)).has_value());
-  for (const int version : {0, 2, 255}) {
+  // Version 1 had no query: its cursors are malformed now, never misread.
+  for (const int version : {0, 1, 3, 255}) {
     CAPTURE(version);
     CHECK(error_of(codec.decode(sign(wire.bytes, kNewKey, static_cast<std::uint8_t>(version)),
                                 at(kIssuedAt))) == make_error_code(Error::kCursorMalformed));
@@ -464,7 +479,24 @@ TEST_CASE("cursor: authenticated but malformed payloads are rejected without rea
            .string(std::string(ctxguard::cursor::kMaxFieldBytes + 1, 'f'))
            .raw(issued)
            .bytes},
-      {"issued_at varint cut by the MAC", head().varint(0).byte(0x80).bytes},
+      {"issued_at varint cut by the MAC", head().varint(0).string("").byte(0x80).bytes},
+      {"query longer than the limit",
+       head()
+           .varint(0)
+           .string(std::string(ctxguard::cursor::kMaxQueryBytes + 1, 'q'))
+           .raw(issued)
+           .bytes},
+      {"an unknown kind", WireWriter()
+                              .byte(6)
+                              .varint(42)
+                              .varint(0)
+                              .string("")
+                              .varint(0)
+                              .varint(0)
+                              .varint(0)
+                              .string("")
+                              .raw(issued)
+                              .bytes},
   };
   for (const auto& [name, payload] : cases) {
     CAPTURE(name);
@@ -476,7 +508,7 @@ TEST_CASE("cursor: authenticated but malformed payloads are rejected without rea
 TEST_CASE("cursor: every truncation of an authenticated payload is malformed") {
   const CursorCodec codec({kNewKey}, kTtl);
   WireWriter wire = typical_head();
-  wire.varint(2).string("id").string("name").zigzag(kIssuedAt);
+  wire.varint(2).string("id").string("name").string("").zigzag(kIssuedAt);
   for (std::size_t length = 0; length < wire.bytes.size(); ++length) {
     CAPTURE(length);
     CHECK(error_of(codec.decode(sign(wire.bytes.substr(0, length)), at(kIssuedAt))) ==
@@ -489,7 +521,7 @@ TEST_CASE("cursor: mutated authenticated payloads either fail or re-encode to th
   // no payload has two accepted encodings.
   const CursorCodec codec({kNewKey}, kTtl);
   WireWriter wire = typical_head();
-  wire.varint(2).string("id").string("name").zigzag(kIssuedAt);
+  wire.varint(2).string("id").string("name").string("").zigzag(kIssuedAt);
   std::mt19937 random(7);
   const auto pick = [&](std::size_t high) {
     return std::uniform_int_distribution<std::size_t>(0, high)(random);
