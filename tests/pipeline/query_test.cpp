@@ -476,3 +476,17 @@ TEST_CASE("query: over text lines every term is a plain substring, field syntax 
   CHECK_FALSE(query("ab").matches_line("a"));
   CHECK_FALSE(query("x").matches_line(""));
 }
+
+TEST_CASE("query: items nested as deep as the reader allows are searched without trouble") {
+  constexpr std::size_t kDepth = 2000;  // an object and an array a level: 4000 < kMaxJsonDepth
+  std::string text;
+  for (std::size_t i = 0; i < kDepth; ++i) text += "{\"next\":[";
+  text += "\"needle in a haystack\"";
+  for (std::size_t i = 0; i < kDepth; ++i) text += "]}";
+  const json::value deep = item(text);
+  CHECK(hit("haystack", deep));
+  CHECK(hit("next~needle", deep));  // the object reached contains it, far down
+  CHECK(hit("next.next.next~needle", deep));
+  CHECK_FALSE(hit("next=needle", deep));
+  CHECK_FALSE(hit("straw", deep));
+}
