@@ -25,3 +25,5 @@ echo "== token estimator (bench/estimator_bench.cpp)"
 # and a later page served from the cache (targets: <= 2.5x, < 2 ms).
 echo "== budget pipeline (bench/pipeline_bench.cpp)"
 "$build/bench/pipeline_bench" --items 100000
+echo "== query over a cached array (bench/query_bench.cpp)"
+"$build/bench/query_bench" --items 100000
