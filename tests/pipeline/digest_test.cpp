@@ -197,6 +197,49 @@ TEST_CASE("digest: date ranges of dates and date-times, compared as instants") {
           R"({"top":{"2024-05-01":2,"2024-05-02":1,"soon":1},"distinct":3})");
 }
 
+TEST_CASE("digest: what counts as an ISO 8601 date") {
+  const auto is_date_field = [](std::vector<std::string> values) {
+    json::array items;
+    for (std::string& value : values) items.push_back(json::object{{"at", std::move(value)}});
+    const auto digest = digest_array(items, "/events");
+    REQUIRE(digest.has_value());
+    return digest->fields.contains("at") && digest->fields.at("at").as_object().contains("min");
+  };
+  REQUIRE(is_date_field({"2024-05-01", "2024-05-01T12:30Z"}));
+  REQUIRE(is_date_field({"2024-05-01 12:30:00", "2024-05-01t12:30:00.123456789z"}));
+  REQUIRE(is_date_field({"2024-05-01T12:30:00+05:30", "2024-05-01T12:30:00+0530",
+                         "2024-05-01T12:30:00-05", "2024-02-29"}));
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2023-02-29"}));  // not a leap year
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024-13-01"}));  // no 13th month
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024-05-01T24:00"}));
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024-05-01T12:30:00+05:"}));
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024/05/01"}));
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024-05-01T12"}));
+  REQUIRE_FALSE(is_date_field({"2024-05-01", "2024-05-01Z junk"}));
+
+  // The same instant written two ways: min and max do not depend on the items' order.
+  const json::array forward =
+      parse_array(R"([{"at": "2024-05-01T12:00:00Z"}, {"at": "2024-05-01T14:00:00+02:00"}])");
+  const json::array backward =
+      parse_array(R"([{"at": "2024-05-01T14:00:00+02:00"}, {"at": "2024-05-01T12:00:00Z"}])");
+  const auto a = digest_array(forward, "/events");
+  const auto b = digest_array(backward, "/events");
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  REQUIRE(fields_json(*a) == fields_json(*b));
+}
+
+TEST_CASE("digest: summary values stay on one line") {
+  const json::array rows = parse_array(R"([
+    {"remark": ""}, {"remark": ""}, {"remark": ""}, {"remark": "two\nlines"}, {"remark": "two\nlines"}
+  ])");
+  const auto digest = digest_array(rows, "/rows");
+  REQUIRE(digest.has_value());
+  REQUIRE(digest->summary == "5 rows; remark: \"\" 3, two lines 2");
+  REQUIRE(ctxguard::to_json(digest->fields.at("remark")) ==
+          R"({"top":{"":3,"two\nlines":2},"distinct":2})");
+}
+
 TEST_CASE("digest: fields in fewer than half of the items are left out") {
   json::array bookings;
   for (int i = 0; i < 10; ++i) {
