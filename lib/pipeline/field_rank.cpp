@@ -31,6 +31,11 @@
 //                        "private" or "has_wiki" come in numbers and would crowd out dates and
 //                        amounts if they ranked as statuses
 //   short strings, only nulls -> what the key says, else kShortScalar
+//
+// Prices: `"key":value,` on its own for every record holding the key (nulls included, as in
+// `present`). Only a top-level string is priced cut to max_string_chars characters; nested
+// values are priced whole. Order: kind, then the exact keys "id", "name", "title", then fewer
+// tokens, then first appearance.
 
 namespace ctxguard::pipeline {
 
