@@ -1,1 +1,304 @@
 #include "pipeline/field_rank.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include <boost/json/value.hpp>
+
+#include "budget/token_estimator.hpp"
+
+// How a field's kind is decided:
+//
+// From the key: it is split into lower-case words (snake_case, kebab-case, camelCase and
+// acronyms: "bookingID" -> booking id, "HTTPStatus" -> http status) and its last word is looked
+// up (identifier, name, status, date and amount words below); a first word "date"/"timestamp"
+// ("dateOfBirth") also says date.
+//
+// From the values: each value has a class (null, boolean, number, ISO 8601 date string, short
+// string, string longer than kLongTextChars characters, object/array), and the field's class is
+// the one whose values weigh the most tokens over all records ("heaviest"; ties go to the later,
+// heavier class). A field of mostly empty notes and a few long ones is long text: that is what
+// it costs.
+//
+// Both together, by the field's value class:
+//   nested, long text -> kNested, kLongText (whatever the key says: they are what they cost)
+//   date strings      -> kDate (kIdentifier when the key says identifier)
+//   numbers           -> what the key says (an id, a status code, a timestamp...) else kAmount
+//   booleans          -> kStatus when the key says status, else kShortScalar: flags such as
+//                        "private" or "has_wiki" come in numbers and would crowd out dates and
+//                        amounts if they ranked as statuses
+//   short strings, only nulls -> what the key says, else kShortScalar
+//
+// Prices: `"key":value,` on its own for every record holding the key (nulls included, as in
+// `present`). Only a top-level string is priced cut to max_string_chars characters; nested
+// values are priced whole. Order: kind, then the exact keys "id", "name", "title", then fewer
+// tokens, then first appearance.
+
+namespace ctxguard::pipeline {
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::size_t kLongTextChars = 80;
+
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_word_char(char c) { return is_upper(c) || is_lower(c) || is_digit(c); }
+char lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// The words of a key, lower-cased. A new word starts after any separator, at an upper-case
+// letter after a lower-case letter or digit ("guestName"), and at the last capital of a run
+// followed by a lower-case letter ("HTTPStatus" -> http, status).
+std::vector<std::string> key_words(std::string_view key) {
+  std::vector<std::string> words;
+  std::string word;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const char c = key[i];
+    if (!is_word_char(c)) {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+      continue;
+    }
+    if (!word.empty() && is_upper(c)) {
+      const char before = key[i - 1];
+      const bool after_lower = is_lower(before) || is_digit(before);
+      const bool acronym_end = is_upper(before) && i + 1 < key.size() && is_lower(key[i + 1]);
+      if (after_lower || acronym_end) {
+        words.push_back(std::move(word));
+        word.clear();
+      }
+    }
+    word += lower(c);
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+bool is_one_of(std::string_view word, std::initializer_list<std::string_view> words) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+// What the key alone says, or nothing.
+std::optional<FieldKind> kind_of_key(std::string_view key) {
+  const std::vector<std::string> words = key_words(key);
+  if (words.empty()) return std::nullopt;
+  const std::string_view last = words.back();
+  if (is_one_of(last, {"id", "ids", "uid", "uuid", "guid", "key", "ref", "slug", "sku", "sha",
+                       "hash", "isbn"})) {
+    return FieldKind::kIdentifier;
+  }
+  if (is_one_of(last, {"name", "title", "label", "subject", "email", "mail", "username", "login",
+                       "handle", "path", "filename", "nickname", "fullname", "displayname",
+                       "heading", "headline", "caption"})) {
+    return FieldKind::kName;
+  }
+  if (is_one_of(last,
+                {"status", "state", "type", "kind", "category", "level", "severity", "priority",
+                 "role", "stage", "phase", "tier", "mode", "outcome", "visibility"})) {
+    return FieldKind::kStatus;
+  }
+  // "on" only after another word: createdOn, postedOn.
+  if (is_one_of(last, {"at",        "date",     "time",    "timestamp",  "datetime",
+                       "ts",        "created",  "updated", "modified",   "deleted",
+                       "published", "expires",  "expiry",  "expiration", "deadline",
+                       "due",       "birthday", "dob",     "since",      "until"}) ||
+      (last == "on" && words.size() > 1) ||
+      is_one_of(words.front(), {"date", "datetime", "timestamp"})) {
+    return FieldKind::kDate;
+  }
+  if (is_one_of(last,
+                {"amount",   "total",  "subtotal", "price",  "cost",   "count",   "qty",
+                 "quantity", "sum",    "balance",  "fee",    "fees",   "tax",     "size",
+                 "length",   "number", "num",      "score",  "rating", "percent", "percentage",
+                 "rate",     "votes",  "age",      "weight", "height", "width",   "duration"})) {
+    return FieldKind::kAmount;
+  }
+  return std::nullopt;
+}
+
+// YYYY-MM-DD, alone or followed by T (or a space) and hh:mm: the shape of an ISO 8601 date or
+// date-time (the digest checks the rest when it needs the instant).
+bool looks_like_iso_date(std::string_view text) {
+  const auto digits = [&](std::size_t pos, std::size_t count) {
+    for (std::size_t i = pos; i < pos + count; ++i) {
+      if (!is_digit(text[i])) return false;
+    }
+    return true;
+  };
+  if (text.size() < 10 || text.size() > 40 || !digits(0, 4) || text[4] != '-' || !digits(5, 2) ||
+      text[7] != '-' || !digits(8, 2)) {
+    return false;
+  }
+  const int month = (text[5] - '0') * 10 + (text[6] - '0');
+  const int day = (text[8] - '0') * 10 + (text[9] - '0');
+  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  if (text.size() == 10) return true;
+  return text.size() >= 16 && (text[10] == 'T' || text[10] == 't' || text[10] == ' ') &&
+         digits(11, 2) && text[13] == ':' && digits(14, 2);
+}
+
+std::size_t count_chars(std::string_view text) {
+  std::size_t count = 0;
+  for (const char c : text) count += is_continuation(c) ? 0 : 1;
+  return count;
+}
+
+// The first `chars` characters of `text` (all of it when shorter).
+std::string_view prefix_chars(std::string_view text, std::size_t chars) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!is_continuation(text[i]) && seen++ == chars) return text.substr(0, i);
+  }
+  return text;
+}
+
+// Value classes, lightest first (ties between classes go to the later one).
+enum class ValueClass { kNull, kBool, kNumber, kShortString, kDate, kLongText, kNested };
+constexpr std::size_t kValueClasses = 7;
+
+ValueClass class_of(const json::value& value) {
+  switch (value.kind()) {
+    case json::kind::null:
+      return ValueClass::kNull;
+    case json::kind::bool_:
+      return ValueClass::kBool;
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return ValueClass::kNumber;
+    case json::kind::string: {
+      const std::string_view text = value.get_string();
+      if (looks_like_iso_date(text)) return ValueClass::kDate;
+      const bool long_text = text.size() > kLongTextChars && count_chars(text) > kLongTextChars;
+      return long_text ? ValueClass::kLongText : ValueClass::kShortString;
+    }
+    case json::kind::array:
+    case json::kind::object:
+      break;
+  }
+  return ValueClass::kNested;
+}
+
+FieldKind resolve_kind(std::optional<FieldKind> by_key, ValueClass by_values) {
+  switch (by_values) {
+    case ValueClass::kNested:
+      return FieldKind::kNested;
+    case ValueClass::kLongText:
+      return FieldKind::kLongText;
+    case ValueClass::kDate:
+      return by_key == FieldKind::kIdentifier ? FieldKind::kIdentifier : FieldKind::kDate;
+    case ValueClass::kNumber:
+      return by_key.value_or(FieldKind::kAmount);
+    case ValueClass::kBool:
+      return by_key == FieldKind::kStatus ? FieldKind::kStatus : FieldKind::kShortScalar;
+    case ValueClass::kShortString:
+    case ValueClass::kNull:
+      break;
+  }
+  return by_key.value_or(FieldKind::kShortScalar);
+}
+
+struct FieldTally {
+  std::string_view key;
+  std::size_t present = 0;
+  double tokens = 0;
+  std::array<double, kValueClasses> class_tokens{};
+  std::array<std::size_t, kValueClasses> class_count{};
+};
+
+// The class whose values weigh the most; kNull only when every value is null.
+ValueClass heaviest_class(const FieldTally& tally) {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < kValueClasses; ++c) {
+    if (tally.class_count[c] == 0) continue;
+    if (best == 0 || tally.class_tokens[c] >= tally.class_tokens[best]) best = c;
+  }
+  return static_cast<ValueClass>(best);
+}
+
+bool is_first_in_kind(std::string_view key) {
+  return key == "id" || key == "name" || key == "title";
+}
+
+}  // namespace
+
+std::vector<FieldStat> rank_fields(const std::vector<const json::object*>& records,
+                                   std::size_t max_string_chars) {
+  std::vector<FieldTally> tallies;  // in order of first appearance
+  std::unordered_map<std::string_view, std::size_t> slots;
+  for (const json::object* record : records) {
+    if (record == nullptr) continue;
+    // Records usually list the same keys in the same order: try the field after the last one
+    // before hashing the key.
+    std::size_t next = 0;
+    for (const json::key_value_pair& member : *record) {
+      std::size_t slot = next;
+      if (slot >= tallies.size() || tallies[slot].key != member.key()) {
+        const auto [found, added] = slots.try_emplace(member.key(), tallies.size());
+        if (added) tallies.push_back(FieldTally{.key = member.key()});
+        slot = found->second;
+      }
+      next = slot + 1;
+      FieldTally& tally = tallies[slot];
+      const json::value& value = member.value();
+      // `"key":value,` priced on its own, as a projection would write it.
+      budget::TokenCounter counter;
+      counter.add_json_string(member.key());
+      counter.add(":");
+      if (const json::string* string = value.if_string();
+          string != nullptr && max_string_chars > 0) {
+        counter.add_json_string(prefix_chars(*string, max_string_chars));
+      } else {
+        counter.add_json(value);
+      }
+      counter.add(",");
+      const double tokens = counter.fractional_tokens();
+      const auto value_class = static_cast<std::size_t>(class_of(value));
+      ++tally.present;
+      tally.tokens += tokens;
+      tally.class_tokens[value_class] += tokens;
+      ++tally.class_count[value_class];
+    }
+  }
+
+  std::vector<FieldStat> ranked;
+  ranked.reserve(tallies.size());
+  for (const FieldTally& tally : tallies) {
+    ranked.push_back(FieldStat{.key = std::string(tally.key),
+                               .kind = resolve_kind(kind_of_key(tally.key), heaviest_class(tally)),
+                               .present = tally.present,
+                               .tokens = tally.tokens});
+  }
+  // Stable: equal fields keep their order of first appearance.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const FieldStat& a, const FieldStat& b) {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    const bool a_first = is_first_in_kind(a.key);
+    const bool b_first = is_first_in_kind(b.key);
+    if (a_first != b_first) return a_first;
+    return a.tokens < b.tokens;
+  });
+  return ranked;
+}
+
+std::vector<std::string> choose_fields(const std::vector<FieldStat>& ranked, double max_tokens,
+                                       std::size_t min_fields) {
+  std::size_t count = 0;
+  double spent = 0;
+  while (count < ranked.size() && spent + ranked[count].tokens <= max_tokens) {
+    spent += ranked[count].tokens;
+    ++count;
+  }
+  count = std::max(count, std::min(min_fields, ranked.size()));
+  std::vector<std::string> keys;
+  keys.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) keys.push_back(ranked[i].key);
+  return keys;
+}
+
+}  // namespace ctxguard::pipeline
