@@ -25,5 +25,9 @@ echo "== token estimator (bench/estimator_bench.cpp)"
 # and a later page served from the cache (targets: <= 2.5x, < 2 ms).
 echo "== budget pipeline (bench/pipeline_bench.cpp)"
 "$build/bench/pipeline_bench" --items 100000
+# chunk_text on a 10 MiB generated application log (entries with stack traces) against one
+# estimate_tokens of the same text, chunks of 2,000 tokens; checks the chunks cover the text.
+echo "== chunking (bench/chunk_bench.cpp)"
+"$build/bench/chunk_bench" --mib 10
 echo "== query over a cached array (bench/query_bench.cpp)"
 "$build/bench/query_bench" --items 100000

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "budget/token_estimator.hpp"
 
 // How a chunk's end is chosen (chunk_end below). The window is the longest stretch from the
-// chunk's start that fits max_tokens; it is scanned once, line by line, remembering only the
-// last candidate of each kind (the last one is the one that fills the chunk best):
+// chunk's start that fits max_tokens; the candidates are its line starts (found walking back
+// from the window's end), then the sentence and word ends of its last line, and the last one of
+// the strongest kind that qualifies is taken (the last one fills the chunk best):
 //   - log text (looks_like_log): the last entry start in the window, wherever it is. A short
 //     chunk is better than an entry cut in two; only when the window holds no entry start (one
 //     entry alone exceeds a chunk) do the rules below split that entry.
@@ -18,25 +20,28 @@
 //          latter half of the window,
 //       2. the last line break in the latter half,
 //       3. the last sentence end in the latter half (". ", "! ", "? ", optionally with a closing
-//          quote or bracket, before a line break, or after a CJK full stop),
+//          quote or bracket, before a line break, or after a CJK 。！？),
 //       4. the last word boundary (after a space or tab) in the latter half,
 //       5. the last line break anywhere, then the last sentence end, then the last word
 //          boundary anywhere,
-//       6. the last UTF-8 character boundary that fits (never between \r and \n).
+//       6. the last UTF-8 character boundary that fits (never between \r and \n); when not even
+//          one character fits, that character alone (or a CRLF).
 // "Latter half" means that the chunk would cost more than half of max_tokens: so every chunk
 // but the last of a non-log text is at least half full, and on prose and Markdown, where
 // paragraphs and lines are much shorter than a chunk, the last such boundary is near the end of
-// the window (about 85% full at 500 tokens and more above, text_chunk_test.cpp). Sentence and
-// word ends rank below any line break in the latter half, but above a line break in the first
-// half: a long line is better cut between two sentences than left for a half-empty chunk.
-// Sentence and word ends are only looked for in the last line of the window, the one that did
-// not fit: when the latter half holds no line break, it lies wholly inside that line.
+// the window (80-99% full on average from 200 to 3,000 tokens, text_chunk_test.cpp). Sentence
+// and word ends rank below any line break in the latter half, but above a line break in the
+// first half: a long line is better cut between two sentences than left for a half-empty chunk.
+// They are only looked for in the line that holds the window's end: when the latter half holds
+// no line break, it lies wholly inside that line.
 //
-// Cost: every line of the window is priced once with a TokenCounter (counting pieces one after
-// another equals counting their concatenation); the line that overflows is advanced in blocks
-// sized by the tokens left, and its limit found by halving the block that did not fit. A chunk
-// takes at least half its window except in the fallbacks, which leave a long line or entry for
-// the next window, so every byte is scanned a small constant number of times: linear time.
+// Cost: the window is counted once with one TokenCounter, in blocks of many lines sized by the
+// tokens left (advance_within), its end found by halving the one block that did not fit; line
+// starts come from the LineIndex, and the walk back stops at the first candidate that
+// qualifies. A chunk takes at least half its window except in the fallbacks, which leave a long
+// line or entry for the next window, so each byte is counted about once and read a small
+// constant number of times: linear time, about 1-2x one estimate_tokens of the text
+// (bench/chunk_bench.cpp).
 
 namespace ctxguard::pipeline {
 
@@ -44,9 +49,12 @@ namespace {
 
 using budget::TokenCounter;
 
-// A guess of bytes per token for the first block tried in a line (prose costs about 0.25 token
-// a byte; denser text fails the block, which is then halved).
-constexpr std::size_t kBytesPerToken = 4;
+// Block sizes of advance_within: before kMinSample bytes are counted, a block is one byte per
+// token left (text rarely costs more; prose costs about a quarter token a byte, logs a third);
+// then kFillShare of the bytes the tokens left are worth at the rate so far.
+constexpr double kFirstBytesPerToken = 1.0;
+constexpr std::size_t kMinSample = 64;
+constexpr double kFillShare = 0.9;
 constexpr std::size_t kMinBlock = 16;
 // The lines looks_like_log reads, and the share of them that must start an entry (1 in 5).
 constexpr std::size_t kLogSampleLines = 1000;
@@ -57,7 +65,8 @@ constexpr std::size_t kMaxContinuation = 3;
 
 bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || is_upper(c); }
 bool is_blank_byte(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 // A line without its line break ("\n" or "\r\n").
@@ -127,9 +136,13 @@ bool time_at(std::string_view line, std::size_t at) {
 bool syslog_date_at(std::string_view line, std::size_t at) {
   static constexpr std::array<std::string_view, 12> kMonths = {
       "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  if (at + 6 > line.size() || line[at + 3] != ' ') return false;
+  if (at + 6 > line.size() || line[at + 3] != ' ' || !is_upper(line[at])) return false;
   const std::string_view month = line.substr(at, 3);
-  if (std::find(kMonths.begin(), kMonths.end(), month) == kMonths.end()) return false;
+  if (std::none_of(kMonths.begin(), kMonths.end(), [month](std::string_view known) {
+        return known[0] == month[0] && known[1] == month[1] && known[2] == month[2];
+      })) {
+    return false;
+  }
   std::size_t day = at + 4;
   if (line[day] == ' ') ++day;  // a one-digit day is padded with a space
   std::size_t day_end = day;
@@ -144,8 +157,9 @@ bool level_at(std::string_view line, std::size_t at) {
   static constexpr std::array<std::string_view, 8> kLevels = {
       "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE", "FATAL", "CRITICAL"};
   const std::string_view rest = line.substr(std::min(at, line.size()));
+  if (rest.empty() || !is_upper(rest[0])) return false;
   for (const std::string_view level : kLevels) {
-    if (rest.starts_with(level) &&
+    if (rest[0] == level[0] && rest.starts_with(level) &&
         (rest.size() == level.size() || !is_letter(rest[level.size()]))) {
       return true;
     }
@@ -156,20 +170,27 @@ bool level_at(std::string_view line, std::size_t at) {
 // ---- the chunker -------------------------------------------------------------------------------
 
 // Advances `counter` over text[from, to) as far as it stays within `limit` tokens and returns
-// where it stopped. Blocks sized by the tokens left are added while they fit (a short line is
-// one block); the first block that does not fit is then searched by halving, so the work is the
-// bytes advanced plus one block, in O(log block) calls once the limit is near.
+// where it stopped. Blocks of many lines are added while they fit, each sized to about 90% of
+// the tokens left at the rate (bytes per token) counted so far; the first block that does not
+// fit is searched by halving. So a window costs its bytes plus at most one block, in a few dozen
+// calls, whatever its lines.
 std::size_t advance_within(TokenCounter& counter, std::string_view text, std::size_t from,
                            std::size_t to, std::size_t limit) {
   std::size_t at = from;
   std::size_t failed = 0;  // the size of the block that did not fit
   while (at < to) {
     const std::size_t used = counter.tokens();
-    const std::size_t left = used < limit ? limit - used : 0;
+    const double left = used < limit ? static_cast<double>(limit - used) : 0.0;
+    const double counted = counter.fractional_tokens();
+    const double bytes_per_token = counter.bytes() >= kMinSample && counted > 0
+                                       ? kFillShare * static_cast<double>(counter.bytes()) / counted
+                                       : kFirstBytesPerToken;
+    const double wanted = left * bytes_per_token;
     const std::size_t span = to - at;
-    const std::size_t block =
-        left >= span / kBytesPerToken ? span : std::max(kMinBlock, left * kBytesPerToken);
-    const std::size_t size = std::min(block, span);
+    const std::size_t size =
+        wanted >= static_cast<double>(span)
+            ? span
+            : std::min(span, std::max(kMinBlock, static_cast<std::size_t>(wanted)));
     TokenCounter trial = counter;
     trial.add(text.substr(at, size));
     if (trial.tokens() > limit) {
@@ -222,16 +243,73 @@ struct InLine {
   std::size_t word = 0;
 };
 
+// Whether any of the 8 bytes of `word` is `byte` (the usual SWAR test for a zero byte).
+constexpr std::uint64_t has_byte(std::uint64_t word, unsigned char byte) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101;
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  const std::uint64_t x = word ^ (kOnes * byte);
+  return (x - kOnes) & ~x & kHigh;
+}
+
+// The bytes before a word boundary, and the bytes a sentence end is found from: ASCII stops and
+// the lead bytes of the CJK stops (a sentence end lies 1 to 3 bytes after one of them); each
+// tested one at a time and 8 at a time.
+struct IsBlank {
+  bool operator()(unsigned char byte) const { return byte == ' ' || byte == '\t'; }
+  std::uint64_t any(std::uint64_t word) const { return has_byte(word, ' ') | has_byte(word, '\t'); }
+};
+struct IsStopMark {
+  bool operator()(unsigned char byte) const {
+    return byte == '.' || byte == '!' || byte == '?' || byte == 0xE3 || byte == 0xEF;
+  }
+  std::uint64_t any(std::uint64_t word) const {
+    return has_byte(word, '.') | has_byte(word, '!') | has_byte(word, '?') | has_byte(word, 0xE3) |
+           has_byte(word, 0xEF);
+  }
+};
+
+// The last position in [from, to) whose byte matches, or `to` when there is none. Blocks of 16
+// bytes are tested with one branch: a line of words without stops, or of CJK text without
+// blanks, is skipped several bytes a cycle instead of a mispredicted branch per candidate.
+template <class Match>
+std::size_t find_last_in(std::string_view text, std::size_t from, std::size_t to, Match match) {
+  constexpr std::size_t kWord = sizeof(std::uint64_t);
+  std::size_t at = to;
+  while (at - from >= 2 * kWord) {
+    std::uint64_t low;
+    std::uint64_t high;
+    std::memcpy(&low, text.data() + at - 2 * kWord, kWord);
+    std::memcpy(&high, text.data() + at - kWord, kWord);
+    if ((match.any(low) | match.any(high)) != 0) break;
+    at -= 2 * kWord;
+  }
+  while (at > from) {
+    --at;
+    if (match(static_cast<unsigned char>(text[at]))) return at;
+  }
+  return to;
+}
+
 InLine last_in_line(std::string_view text, std::size_t from, std::size_t to) {
   InLine found;
-  for (std::size_t at = to; at > from; --at) {
-    if (found.word == 0 && (text[at - 1] == ' ' || text[at - 1] == '\t')) found.word = at;
-    if (sentence_end_at(text, at)) {
-      found.sentence = at;
-      if (found.word == 0) found.word = at;  // a sentence end is as good a word boundary
-      break;
+  const std::size_t blank = find_last_in(text, from, to, IsBlank{});
+  if (blank != to) found.word = blank + 1;
+  // Every sentence end at `p` has its mark at p - 3 (a CJK stop, or a stop and a closing quote),
+  // p - 2 (". ") or p - 1 (before a line break); marks are searched down from the end until none
+  // below can give a later end than the best one found.
+  std::size_t below = to;
+  while (true) {
+    const std::size_t mark = find_last_in(text, from > 2 ? from - 2 : 0, below, IsStopMark{});
+    if (mark == below || (found.sentence != 0 && mark + 3 <= found.sentence)) break;
+    for (std::size_t end = std::min(mark + 3, to); end > std::max(mark, from); --end) {
+      if (sentence_end_at(text, end)) {
+        found.sentence = std::max(found.sentence, end);
+        break;
+      }
     }
+    below = mark;
   }
+  if (found.sentence > found.word) found.word = found.sentence;  // as good a word boundary
   return found;
 }
 
@@ -254,57 +332,85 @@ std::size_t character_end(std::string_view text, std::size_t start, std::size_t 
   return at;
 }
 
-// The end of the chunk starting at `start` (see the rules at the top of this file).
-std::size_t chunk_end(std::string_view text, std::size_t start, std::size_t max_tokens,
-                      const LineIndex& lines, bool log) {
-  constexpr std::size_t kNone = 0;  // every candidate lies after `start`, so 0 is none
-  TokenCounter counter;
-  const std::size_t half_tokens = max_tokens / 2;
-  std::size_t half = kNone;  // where the window passes half of max_tokens
-  std::size_t last_line = kNone;
-  std::size_t last_paragraph = kNone;
-  std::size_t last_entry = kNone;
-  std::size_t part_begin = start;  // the part of the overflowing line inside the window
-  std::size_t limit = start;       // the end of the window
-  const std::size_t line_count = lines.lines();
-  for (std::size_t line = lines.line_of(start); line <= line_count; ++line) {
-    const std::size_t begin = std::max(start, lines.line_begin(line));
-    const std::size_t end = lines.line_end(line);
-    const TokenCounter before = counter;
-    const std::size_t stop = advance_within(counter, text, begin, end, max_tokens);
-    if (half == kNone && counter.tokens() > half_tokens) {
-      TokenCounter probe = before;
-      half = std::max(advance_within(probe, text, begin, stop, half_tokens), start + 1);
-    }
-    if (stop < end) {
-      part_begin = begin;
-      limit = stop;
-      break;
-    }
-    if (end == text.size()) return end;  // the rest fits
-    // The line ends with '\n' (only the text's last line may lack one).
-    last_line = end;
-    const std::size_t next_end = lines.line_end(line + 1);
-    const std::string_view next = content_of(text.substr(end, next_end - end));
-    if (is_blank(text.substr(lines.line_begin(line), end - lines.line_begin(line))) ||
-        is_heading(next)) {
-      last_paragraph = end;
-    }
-    if (log && starts_log_entry(next)) last_entry = end;
+// The line holding `offset`, searched forward from `line` (which starts at or before it): steps
+// doubling, then halving, so the cost grows with the lines of a window and stays in its part of
+// the index (LineIndex::line_of searches the whole index, which misses the cache on big texts).
+// lines() + 1 for the end of the text.
+std::size_t line_from(const LineIndex& lines, std::size_t line, std::size_t offset) {
+  const std::size_t past = lines.lines() + 1;  // line_begin(past) is the text's size > offset
+  std::size_t low = line;                      // line_begin(low) <= offset
+  std::size_t step = 1;
+  while (low + step < past && lines.line_begin(low + step) <= offset) {
+    low += step;
+    step *= 2;
   }
-  if (half == kNone) half = limit;  // the first byte past the window already costs half
+  std::size_t high = std::min(low + step, past);  // line_begin(high) > offset
+  while (high - low > 1) {
+    const std::size_t middle = low + (high - low) / 2;
+    if (lines.line_begin(middle) <= offset) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return offset >= lines.line_end(lines.lines()) ? past : low;
+}
 
-  if (log && last_entry != kNone) return last_entry;
-  const auto latter = [half](std::size_t at) { return at != kNone && at >= half; };
-  if (latter(last_paragraph)) return last_paragraph;
-  if (latter(last_line)) return last_line;
-  const InLine in_line = last_in_line(text, part_begin, limit);
-  if (latter(in_line.sentence)) return in_line.sentence;
-  if (latter(in_line.word)) return in_line.word;
-  if (last_line != kNone) return last_line;
-  if (in_line.sentence != kNone) return in_line.sentence;
-  if (in_line.word != kNone) return in_line.word;
-  return character_end(text, start, limit);
+// Line `line` of `text` without its line break.
+std::string_view line_content(std::string_view text, const LineIndex& lines, std::size_t line) {
+  const std::size_t begin = lines.line_begin(line);
+  return content_of(text.substr(begin, lines.line_end(line) - begin));
+}
+
+// A chunk's end and the line that holds it (lines() + 1 at the end of the text): the next
+// chunk's first line, known without a search when the end is a line start.
+struct Boundary {
+  std::size_t end = 0;
+  std::size_t line = 0;
+};
+
+// The end of the chunk starting at `start`, in line `first_line` (see the rules at the top of
+// this file).
+Boundary chunk_end(std::string_view text, std::size_t start, std::size_t first_line,
+                   std::size_t max_tokens, const LineIndex& lines, bool log) {
+  // The window: `half` ends the longest stretch within half of max_tokens, `limit` the longest
+  // within max_tokens (counted on from `half`, so the window is counted once).
+  TokenCounter counter;
+  const std::size_t half = advance_within(counter, text, start, text.size(), max_tokens / 2);
+  const std::size_t limit = advance_within(counter, text, half, text.size(), max_tokens);
+  if (limit == text.size()) return {limit, lines.lines() + 1};  // the rest fits
+
+  // Line boundaries are line starts after `start` and at most `limit`, found walking back from
+  // the line that holds `limit`; the last one that qualifies fills the chunk best.
+  const std::size_t limit_line = line_from(lines, first_line, limit);
+  const std::size_t last_break = lines.line_begin(limit_line);  // > start when a line break fits
+  if (log) {
+    for (std::size_t line = limit_line; line > first_line; --line) {
+      if (starts_log_entry(line_content(text, lines, line))) return {lines.line_begin(line), line};
+    }
+  }
+  for (std::size_t line = limit_line; line > first_line && lines.line_begin(line) >= half; --line) {
+    if (is_blank(line_content(text, lines, line - 1)) ||
+        is_heading(line_content(text, lines, line))) {
+      return {lines.line_begin(line), line};
+    }
+  }
+  if (last_break > start && last_break >= half) return {last_break, limit_line};
+  // No line break in the latter half: it lies inside the line that holds `limit`, and so do the
+  // sentence and word ends found there. The part of the line in the first half is only read
+  // when neither the latter half nor a line break offers a boundary.
+  const std::size_t part = std::max(start, last_break);
+  const std::size_t latter_part = std::max(part, half == 0 ? 0 : half - 1);
+  InLine in_line = last_in_line(text, latter_part, limit);
+  if (in_line.sentence != 0) return {in_line.sentence, limit_line};
+  if (in_line.word != 0) return {in_line.word, limit_line};
+  if (last_break > start) return {last_break, limit_line};
+  in_line = last_in_line(text, part, latter_part);
+  if (in_line.sentence != 0) return {in_line.sentence, limit_line};
+  if (in_line.word != 0) return {in_line.word, limit_line};
+  const std::size_t end = character_end(text, start, limit);
+  // Past `limit` when one character over the budget ends a line.
+  return {end, line_from(lines, first_line, end)};
 }
 
 }  // namespace
@@ -356,7 +462,10 @@ bool starts_log_entry(std::string_view line) {
     at = close + 1;
     if (at + 1 < line.size() && line[at] == '1' && line[at + 1] == ' ') at += 2;
   }
-  return date_at(line, at) || time_at(line, at) || syslog_date_at(line, at) || level_at(line, at);
+  if (at >= line.size()) return false;
+  // Continuation lines start with a blank, a lowercase letter or punctuation: one test each.
+  if (is_digit(line[at])) return date_at(line, at) || time_at(line, at);
+  return syslog_date_at(line, at) || level_at(line, at);
 }
 
 bool looks_like_log(std::string_view text) {
@@ -364,6 +473,15 @@ bool looks_like_log(std::string_view text) {
   std::size_t entries = 0;
   std::size_t at = 0;
   while (at < text.size() && sampled < kLogSampleLines) {
+    // Empty lines are skipped a byte or two at a time, not a search each (a text of line breaks).
+    if (text[at] == '\n') {
+      ++at;
+      continue;
+    }
+    if (text[at] == '\r' && at + 1 < text.size() && text[at + 1] == '\n') {
+      at += 2;
+      continue;
+    }
     const std::size_t newline = text.find('\n', at);
     const std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
     const std::string_view line = content_of(text.substr(at, end - at));
@@ -383,10 +501,15 @@ std::vector<TextChunk> chunk_text(std::string_view text, std::size_t max_tokens,
   if (text.empty()) return chunks;
   const bool log = looks_like_log(text);
   std::size_t start = 0;
+  std::size_t line = 1;
   while (start < text.size()) {
-    const std::size_t end = chunk_end(text, start, max_tokens, lines, log);
-    chunks.push_back({start, end, lines.line_of(start), lines.line_of(end - 1)});
-    start = end;
+    const Boundary boundary = chunk_end(text, start, line, max_tokens, lines, log);
+    // The last line touched is the one before the end's when the end starts a line.
+    const std::size_t last_line =
+        boundary.end == lines.line_begin(boundary.line) ? boundary.line - 1 : boundary.line;
+    chunks.push_back({start, boundary.end, line, last_line});
+    start = boundary.end;
+    line = boundary.line;
   }
   return chunks;
 }

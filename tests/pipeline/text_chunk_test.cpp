@@ -501,6 +501,59 @@ TEST_CASE("text chunk: a line without any boundary is cut at character boundarie
   }
 }
 
+TEST_CASE("text chunk: a Markdown heading is a paragraph boundary without a blank line") {
+  std::mt19937 random(13);
+  std::string section;
+  for (int i = 0; i < 8; ++i) section += words(random, 12) + "\n";
+  const std::size_t max_tokens = estimate_tokens(section) * 3 / 2;
+  std::string text;
+  for (int i = 0; i < 6; ++i) text += "# Part " + std::to_string(i) + "\n" + section;
+  const auto chunks = chunk_checked(text, max_tokens);
+  REQUIRE(chunks.size() > 2);
+  for (const TextChunk& chunk : chunks) {
+    if (chunk.end < text.size()) REQUIRE(text.substr(chunk.end, 7) == "# Part ");
+  }
+}
+
+TEST_CASE("text chunk: a sentence end may carry a closing quote or bracket") {
+  std::mt19937 random(14);
+  std::string text;
+  while (text.size() < 20000) {
+    text += "He said \"" + sentence(random) + "\" (" + sentence(random) + ") ";
+  }
+  const auto chunks = chunk_checked(text, 300);
+  for (const TextChunk& chunk : chunks) {
+    if (chunk.end == text.size()) continue;
+    const std::string_view ending = std::string_view(text).substr(chunk.end - 3, 3);
+    CAPTURE(ending);
+    REQUIRE(((ending[1] == '"' || ending[1] == ')') && ending[2] == ' '));
+  }
+}
+
+TEST_CASE("text chunk: degenerate texts are chunked within budget") {
+  std::string trace = "2024-05-01 12:30:45 ERROR one entry with a long trace\n";
+  while (trace.size() < 100000) trace += "\tat com.example.Frame.call(Frame.java:1)\n";
+  std::string cjk_stops;
+  while (cjk_stops.size() < 100000) cjk_stops += "。";
+  const std::string texts[] = {std::string(100000, '\n'),
+                               std::string(100000, ' '),
+                               std::string(100000, '.'),
+                               std::string(100000, 'x'),
+                               cjk_stops,
+                               trace};
+  std::string crlf;
+  while (crlf.size() < 100000) crlf += "\r\n";
+  for (const std::size_t max_tokens : {1, 50, 700}) {
+    CAPTURE(max_tokens);
+    for (const std::string& text : texts) chunk_checked(text, max_tokens);
+    chunk_checked(crlf, max_tokens);
+    // The lone entry is cut after its lines.
+    for (const TextChunk& chunk : chunk_checked(trace, max_tokens)) {
+      if (max_tokens > 1) REQUIRE(trace[chunk.end - 1] == '\n');
+    }
+  }
+}
+
 TEST_CASE("text chunk: a character over the budget is a chunk of its own") {
   const std::string_view text = "😀😀\r\n😀";
   const LineIndex index(text);
