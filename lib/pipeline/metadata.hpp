@@ -13,7 +13,9 @@
 #include <boost/json/object.hpp>
 
 #include "cursor/cursor_codec.hpp"
+#include "pipeline/cached_result.hpp"
 #include "pipeline/paginate.hpp"
+#include "pipeline/projection.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -32,6 +34,15 @@ class CursorIssuer {
   std::string array_page(std::size_t part, const std::string& path, std::size_t offset,
                          std::size_t limit, const std::vector<std::string>& fields) const;
   std::string text_range(std::size_t part, const std::string& path, std::size_t offset) const;
+  std::string text_chunk(std::size_t part, std::size_t index) const;
+  // Lines [first, last] of a text part; with `query`, the matching lines from `first` on.
+  std::string text_lines(std::size_t part, std::size_t first, std::size_t last,
+                         const std::string& query = {}) const;
+  // The value at `path` (any value: a whole part with "").
+  std::string value(std::size_t part, const std::string& path) const;
+  // A search continued: items of the array at `path` from `offset` on matching `query`.
+  std::string array_query(std::size_t part, const std::string& path, std::size_t offset,
+                          std::size_t limit, const std::string& query) const;
 
  private:
   const cursor::CursorCodec& codec_;
@@ -71,6 +82,18 @@ boost::json::object array_metadata(const std::vector<ArrayCut>& cuts,
 std::string settle_budget_fields(
     boost::json::object& meta, std::size_t token_budget, std::size_t other_tokens,
     const std::function<std::string(const boost::json::object&)>& render, std::size_t& tokens);
+
+// The `_ctxguard` of chunk `index` of text part `part` (FR-022): chunkIndex, totalChunks,
+// startLine, endLine, totalLines, bytesInChunk, totalBytes, hasMore, nextCursor and the hint.
+boost::json::object chunk_metadata(const CachedPart& part, std::size_t part_index,
+                                   std::size_t index, const CursorIssuer& issuer,
+                                   std::string_view fetch_tool);
+
+// Adds what summarization did to `meta` (stringsCut, valuesCollapsed, projections, resultCursor)
+// and extends its hint; nothing when it did nothing.
+void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
+                        const std::vector<Projection>& projections,
+                        const std::string& result_cursor, std::string_view fetch_tool);
 
 // A tool result of one text item; `is_error` marks problems the model can act on.
 boost::json::object text_tool_result(std::string text, bool is_error);

@@ -192,6 +192,18 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
     }
     return edit.changed;
   }
+  if (route.method == session::kResourcesRead) {
+    const auto started = Clock::now();
+    const pipeline::CallContext context{route.subject.empty() ? "resource" : route.subject, true,
+                                        now, wall_now};
+    auto rewritten = pipeline_.process_resource(*result, context);
+    if (!rewritten) return false;
+    response.as_object()["result"] = std::move(rewritten->result);
+    rewritten->record.original_bytes = line_bytes;
+    rewritten->record.latency = Clock::now() - started;
+    records_.push_back(std::move(rewritten->record));
+    return true;
+  }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
     return mcp::add_instructions(*result, fetch_.name());
   }

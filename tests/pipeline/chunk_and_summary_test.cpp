@@ -1,0 +1,227 @@
+// The pipeline with issue 4's stages: chunked text, summarized JSON, searches and line ranges,
+// driven end to end through ResultPipeline and FetchTool.
+#include "pipeline_fixture.hpp"
+
+using namespace ctxguard::pipeline::testing;
+using ctxguard::config::BudgetSettings;
+using ctxguard::pipeline::CallContext;
+namespace json = boost::json;
+
+namespace {
+
+std::string application_log(std::size_t entries) {
+  std::string log;
+  for (std::size_t i = 0; i < entries; ++i) {
+    log += "2026-11-22T10:" + std::to_string(10 + i % 50) + ":00.000Z INFO request " +
+           std::to_string(i) + " handled in " + std::to_string(i % 97) + " ms\n";
+    if (i % 25 == 7) {
+      log += "2026-11-22T10:00:01.000Z ERROR payment failed for order " + std::to_string(i) + "\n";
+      for (int frame = 0; frame < 12; ++frame) {
+        log += "    at com.example.Payments.charge(Payments.java:" + std::to_string(100 + frame) +
+               ")\n";
+      }
+      log += "Caused by: java.net.SocketTimeoutException: connect timed out\n";
+    }
+  }
+  return log;
+}
+
+json::object meta_of(const json::object& answer, std::size_t item) {
+  return parse(text_at(answer, item)).at("_ctxguard").as_object();
+}
+
+}  // namespace
+
+TEST_CASE("chunks: plain text over the chunk size comes as its first chunk with position data") {
+  BudgetSettings budget = small_budget(4000);
+  budget.summary.chunk_tokens = 2000;
+  Fixture fixture(budget);
+  const std::string log = application_log(3000);
+  auto rewritten = fixture.process(text_result(log));
+  REQUIRE(rewritten.has_value());
+  const json::object& result = rewritten->result;
+  REQUIRE(content_of(result).size() == 2);
+  const json::object meta = meta_of(result, 1);
+  CHECK(meta.at("chunkIndex").as_int64() == 0);
+  CHECK(meta.at("startLine").as_int64() == 1);
+  CHECK(meta.at("totalLines").as_int64() ==
+        static_cast<std::int64_t>(std::count(log.begin(), log.end(), '\n')));
+  CHECK(meta.at("totalChunks").as_int64() > 1);
+  CHECK(tokens_of(result) <= fixture.budget.token_budget);
+  CHECK(ctxguard::budget::estimate_tokens(text_at(result, 0)) <= budget.summary.chunk_tokens);
+
+  // Every chunk: within the budget, never starting on a continuation line; together the text.
+  std::string rebuilt = text_at(result, 0);
+  json::object next = meta;
+  std::int64_t index = 0;
+  while (const json::value* cursor = next.if_contains("nextCursor")) {
+    const json::object chunk = fixture.fetch_page({{"cursor", *cursor}});
+    REQUIRE_FALSE(is_error(chunk));
+    REQUIRE(tokens_of(chunk) <= fixture.budget.token_budget);
+    const std::string text = text_at(chunk, 0);
+    CHECK(text.rfind("2026-", 0) == 0);  // every chunk starts a log entry
+    rebuilt += text;
+    next = meta_of(chunk, 1);
+    CHECK(next.at("chunkIndex").as_int64() == ++index);
+  }
+  CHECK(index + 1 == meta.at("totalChunks").as_int64());
+  CHECK(rebuilt == log);
+}
+
+TEST_CASE("chunks: text under the chunk size is never chunked") {
+  Fixture fixture(small_budget(4000));
+  CHECK_FALSE(fixture.process(text_result(application_log(20))).has_value());
+}
+
+TEST_CASE("ranges: exactly the lines asked for, and line search with line numbers") {
+  Fixture fixture(small_budget(4000));
+  const std::string log = application_log(3000);
+  auto rewritten = fixture.process(text_result(log));
+  REQUIRE(rewritten.has_value());
+  const json::value cursor = meta_of(rewritten->result, 1).at("nextCursor");
+
+  const json::object range =
+      fixture.fetch_page({{"cursor", cursor}, {"startLine", 100}, {"endLine", 110}});
+  REQUIRE_FALSE(is_error(range));
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const std::size_t end = log.find('\n', start);
+    lines.push_back(log.substr(start, end - start + 1));
+    start = end + 1;
+  }
+  std::string expected;
+  for (std::size_t line = 100; line <= 110; ++line) expected += lines[line - 1];
+  CHECK(text_at(range, 0) == expected);
+  CHECK(meta_of(range, 1).at("endLine").as_int64() == 110);
+
+  const json::object found = fixture.fetch_page({{"cursor", cursor}, {"query", "order 1007"}});
+  REQUIRE_FALSE(is_error(found));
+  CHECK(meta_of(found, 1).at("totalMatches").as_int64() == 1);
+  CHECK(text_at(found, 0).find(": 2026-11-22T10:00:01.000Z ERROR payment failed for order 1007") !=
+        std::string::npos);
+
+  const json::object bad = fixture.fetch_page({{"cursor", cursor}, {"startLine", 0}});
+  CHECK(is_error(bad));
+}
+
+TEST_CASE(
+    "summary: one huge object fits the budget with long strings cut and deep values collapsed") {
+  Fixture fixture(small_budget(1000));
+  std::string description;
+  for (int i = 0; i < 900; ++i) description += "word" + std::to_string(i) + " ";
+  description += "end";
+  json::object booking{{"id", "bk_1"},
+                       {"status", "confirmed"},
+                       {"description", description},
+                       {"deep", parse(R"({"a":{"b":{"c":{"d":{"e":{"f":1}}}}}})")}};
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::value(booking))));
+  REQUIRE(rewritten.has_value());
+  const json::object& result = rewritten->result;
+  CHECK(tokens_of(result) <= fixture.budget.token_budget);
+  const json::value shown = parse(text_at(result, 0));
+  const json::object& meta = shown.at("_ctxguard").as_object();
+  CHECK(meta.at("stringsCut").as_int64() == 1);
+  CHECK(shown.at("id").as_string() == "bk_1");
+  const std::string shown_description(shown.at("description").as_string());
+  REQUIRE(shown_description.find("…[+") != std::string::npos);
+  CHECK(shown_description.find(": /description]") != std::string::npos);
+
+  // The whole string, by path.
+  const json::object full =
+      fixture.fetch_page({{"cursor", meta.at("resultCursor")}, {"path", "/description"}});
+  REQUIRE_FALSE(is_error(full));
+  CHECK(rebuild_text(fixture, full, 0) == description);
+  // A collapsed value, by path.
+  const json::object deep =
+      fixture.fetch_page({{"cursor", meta.at("resultCursor")}, {"path", "/deep/a/b/c"}});
+  REQUIRE_FALSE(is_error(deep));
+  CHECK(parse(text_at(deep, 0)).at("d").at("e").at("f").as_int64() == 1);
+  // A path that is not there.
+  CHECK(is_error(fixture.fetch_page({{"cursor", meta.at("resultCursor")}, {"path", "/nope"}})));
+}
+
+TEST_CASE("summary: items with long text are projected and the page says what was kept") {
+  Fixture fixture(small_budget(2000));
+  json::array items;
+  for (int i = 0; i < 40; ++i) {
+    items.push_back(json::object{{"id", i},
+                                 {"status", i % 3 == 0 ? "cancelled" : "confirmed"},
+                                 {"guestName", "guest " + std::to_string(i)},
+                                 {"checkIn", "2026-12-0" + std::to_string(1 + i % 9)},
+                                 {"total", 100 + i},
+                                 {"notes", std::string(400, 'n')},
+                                 {"history", json::array{"a", "b", "c", "d"}}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::value(items))));
+  REQUIRE(rewritten.has_value());
+  CHECK(tokens_of(rewritten->result) <= fixture.budget.token_budget);
+  const json::value shown = parse(text_at(rewritten->result, 0));
+  const json::object& meta = shown.at("_ctxguard").as_object();
+  INFO(ctxguard::to_json(meta));
+  CHECK(meta.contains("summary"));
+  CHECK(meta.at("summary").as_string().size() <= 300);  // 100 characters, UTF-8 allowed
+  CHECK(meta.at("totalCount").as_int64() == 40);
+}
+
+TEST_CASE("query: the matching items of a cached array, counted, paginated and indexed") {
+  Fixture fixture(small_budget(1000));
+  json::array items;
+  for (int i = 0; i < 2000; ++i) {
+    items.push_back(json::object{{"id", i},
+                                 {"status", i % 100 == 0 ? "cancelled" : "confirmed"},
+                                 {"guest", json::object{{"name", "guest " + std::to_string(i)}}}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::value(items))));
+  REQUIRE(rewritten.has_value());
+  const json::value first = parse(text_at(rewritten->result, 0));
+  const json::value cursor = first.at("_ctxguard").at("nextCursor");
+
+  json::object page =
+      fixture.fetch_page({{"cursor", cursor}, {"query", "status=cancelled"}, {"limit", 8}});
+  REQUIRE_FALSE(is_error(page));
+  std::vector<std::int64_t> ids;
+  for (;;) {
+    const json::value body = parse(text_at(page, 0));
+    const json::object& meta = body.at("_ctxguard").as_object();
+    CHECK(meta.at("totalMatches").as_int64() == 20);
+    for (const json::value& item : body.at("items").as_array()) {
+      CHECK(item.at("status").as_string() == "cancelled");
+      ids.push_back(item.at("id").as_int64());
+    }
+    const json::value* next = meta.if_contains("nextCursor");
+    if (next == nullptr) break;
+    page = fixture.fetch_page({{"cursor", *next}});
+    REQUIRE_FALSE(is_error(page));
+  }
+  REQUIRE(ids.size() == 20);
+  for (std::size_t k = 0; k < ids.size(); ++k) CHECK(ids[k] == static_cast<std::int64_t>(k * 100));
+
+  const json::object bad = fixture.fetch_page({{"cursor", cursor}, {"query", "\"open"}});
+  CHECK(is_error(bad));
+}
+
+TEST_CASE("resources: a long text resource is chunked like a tool result") {
+  Fixture fixture(small_budget(4000));
+  const std::string log = application_log(3000);
+  json::object result{
+      {"contents", json::array{json::object{
+                       {"uri", "file:///app.log"}, {"mimeType", "text/plain"}, {"text", log}}}}};
+  fixture.held = result;
+  auto rewritten = fixture.pipeline.process_resource(
+      fixture.held, CallContext{"file:///app.log", true, fixture.now, fixture.wall_now});
+  REQUIRE(rewritten.has_value());
+  const json::array& contents = rewritten->result.at("contents").as_array();
+  REQUIRE(contents.size() == 2);
+  CHECK(contents[1].at("uri").as_string() == "file:///app.log");
+  const json::object meta =
+      parse(std::string_view(contents[1].at("text").as_string())).at("_ctxguard").as_object();
+  std::string rebuilt(contents[0].at("text").as_string());
+  json::object next = meta;
+  while (const json::value* cursor = next.if_contains("nextCursor")) {
+    const json::object chunk = fixture.fetch_page({{"cursor", *cursor}});
+    rebuilt += text_at(chunk, 0);
+    next = parse(text_at(chunk, 1)).at("_ctxguard").as_object();
+  }
+  CHECK(rebuilt == log);
+}
