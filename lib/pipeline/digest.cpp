@@ -11,7 +11,10 @@
 
 #include <boost/json/value.hpp>
 
+#include "pipeline/iso_date.hpp"
+#include "support/json_compare.hpp"
 #include "support/json_writer.hpp"
+#include "support/text_scan.hpp"
 
 // How the digest decides, in one pass over the items:
 //
@@ -53,27 +56,11 @@ constexpr std::size_t kSampleItems = 64;
 constexpr std::size_t kMaxCandidates = 64;
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one character
 
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-// Characters as Unicode code points (for valid UTF-8; invalid bytes count as one each).
-std::size_t count_chars(std::string_view text) {
-  std::size_t count = 0;
-  for (const char c : text) count += is_continuation(c) ? 0 : 1;
-  return count;
-}
-
-// The byte length of the first `chars` characters of `text` (all of it when shorter).
-std::size_t prefix_bytes(std::string_view text, std::size_t chars) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (!is_continuation(text[i]) && seen++ == chars) return i;
-  }
-  return text.size();
-}
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using text::is_digit;
+using text::is_upper;
+using text::lower;
+using text::prefix_bytes;
+constexpr auto count_chars = text::char_count;
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
@@ -95,217 +82,9 @@ bool is_identifier_key(std::string_view key) {
   return false;
 }
 
-// ---- ISO 8601 dates ----------------------------------------------------------------------------
-
-// A date or date-time as a comparable instant: seconds since 1970 in UTC (a date alone, or a
-// time without an offset, counts as UTC), then the fraction's digits.
-struct Instant {
-  std::int64_t seconds = 0;
-  std::string_view fraction;
-};
-
-// The number the `count` digits at `pos` write, or -1.
-[[gnu::always_inline]] inline int digits_at(std::string_view text, std::size_t pos,
-                                            std::size_t count) {
-  if (pos + count > text.size()) return -1;
-  int value = 0;
-  for (std::size_t i = pos; i < pos + count; ++i) {
-    const int digit = static_cast<unsigned char>(text[i]) - '0';
-    if (digit < 0 || digit > 9) return -1;
-    value = value * 10 + digit;
-  }
-  return value;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date of year 0..9999 (H. Hinnant's
-// days_from_civil, shifted by one 400-year era so that every quantity stays unsigned).
-std::int64_t days_from_civil(int year, int month, int day) {
-  constexpr std::int64_t kEraDays = 146097;
-  const auto y = static_cast<unsigned>(year + 400 - (month <= 2 ? 1 : 0));
-  const auto m = static_cast<unsigned>(month);
-  const unsigned era = y / 400;
-  const unsigned year_of_era = y - era * 400;
-  const unsigned day_of_year =
-      (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + static_cast<unsigned>(day) - 1;
-  const unsigned day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return std::int64_t{era} * kEraDays + std::int64_t{day_of_era} - 719468 - kEraDays;
-}
-
-int days_in_month(int year, int month) {
-  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return month == 2 && leap ? 29 : kDays[month - 1];
-}
-
-// The months of the dates seen last, one per month of the year: dates in an array mostly share
-// their years, and the calendar arithmetic was half the cost of a date.
-class Calendar {
- public:
-  struct Month {
-    int year = -1;
-    int days = 0;                // in the month
-    std::int64_t first_day = 0;  // days since 1970-01-01 of its first day
-  };
-
-  const Month& month(int year, int month) {
-    Month& known = months_[month - 1];
-    if (known.year != year) {
-      known.year = year;
-      known.days = days_in_month(year, month);
-      known.first_day = days_from_civil(year, month, 1);
-    }
-    return known;
-  }
-
- private:
-  std::array<Month, 12> months_{};
-};
-
-// YYYY-MM-DD, optionally followed by T (or a space) hh:mm[:ss[.fraction]] and Z or +-hh[[:]mm].
-std::optional<Instant> parse_iso_date(std::string_view text, Calendar& calendar) {
-  const std::size_t size = text.size();
-  if (size < 10 || size > 40 || text[4] != '-' || text[7] != '-') return {};
-  const int year = digits_at(text, 0, 4);
-  const int month = digits_at(text, 5, 2);
-  const int day = digits_at(text, 8, 2);
-  if (year < 0 || month < 1 || month > 12 || day < 1) return {};
-  const Calendar::Month& known = calendar.month(year, month);
-  if (day > known.days) return {};
-  Instant instant;
-  instant.seconds = (known.first_day + day - 1) * 86400;
-  if (size == 10) return instant;
-  if ((text[10] != 'T' && text[10] != 't' && text[10] != ' ') || size < 16 || text[13] != ':') {
-    return {};
-  }
-  const int hour = digits_at(text, 11, 2);
-  const int minute = digits_at(text, 14, 2);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return {};
-  int second = 0;
-  std::size_t pos = 16;
-  if (pos < size && text[pos] == ':') {
-    second = digits_at(text, 17, 2);
-    if (second < 0 || second > 60) return {};
-    pos = 19;
-    if (pos < size && (text[pos] == '.' || text[pos] == ',')) {
-      const std::size_t begin = ++pos;
-      while (pos < size && is_digit(text[pos])) ++pos;
-      if (pos == begin) return {};
-      instant.fraction = text.substr(begin, pos - begin);
-    }
-  }
-  instant.seconds += hour * 3600 + minute * 60 + second;
-  if (pos == size) return instant;
-  if (text[pos] == 'Z' || text[pos] == 'z') {
-    if (pos + 1 != size) return {};
-    return instant;
-  }
-  if (text[pos] != '+' && text[pos] != '-') return {};
-  const int sign = text[pos] == '+' ? 1 : -1;
-  const int offset_hours = digits_at(text, pos + 1, 2);
-  if (offset_hours < 0 || offset_hours > 23) return {};
-  pos += 3;
-  int offset_minutes = 0;
-  if (pos < size) {  // +hh:mm or +hhmm
-    if (text[pos] == ':') ++pos;
-    offset_minutes = digits_at(text, pos, 2);
-    if (offset_minutes < 0 || offset_minutes > 59) return {};
-    pos += 2;
-  }
-  if (pos != size) return {};
-  instant.seconds -= sign * (offset_hours * 3600 + offset_minutes * 60);
-  return instant;
-}
-
-// Fractions compare as decimals: "5" equals "50".
-int compare_fractions(std::string_view a, std::string_view b) {
-  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    const char x = i < a.size() ? a[i] : '0';
-    const char y = i < b.size() ? b[i] : '0';
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-// Earlier instants first; the same instant written two ways orders by its text, so that min and
-// max do not depend on the items' order.
-[[gnu::always_inline]] inline int compare_dates(const Instant& a, std::string_view a_text,
-                                                const Instant& b, std::string_view b_text) {
-  if (a.seconds != b.seconds) return a.seconds < b.seconds ? -1 : 1;
-  if (const int fraction = compare_fractions(a.fraction, b.fraction)) return fraction;
-  return a_text.compare(b_text);
-}
-
-// ---- numbers -----------------------------------------------------------------------------------
-
-template <class T>
-int three_way(T a, T b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-double as_double(const json::value& number) {
-  if (number.is_int64()) return static_cast<double>(number.get_int64());
-  if (number.is_uint64()) return static_cast<double>(number.get_uint64());
-  return number.get_double();
-}
-
-// Integers compare exactly; with a double involved, as doubles; equal values of different
-// kinds (5 and 5.0) order by kind so that min and max do not depend on the items' order.
-int compare_numbers(const json::value& a, const json::value& b);
-
-// The common cases inline: fields of int64s or of doubles.
-[[gnu::always_inline]] inline int compare_numbers_fast(const json::value& a, const json::value& b) {
-  if (a.is_int64() && b.is_int64()) return three_way(a.get_int64(), b.get_int64());
-  if (a.is_double() && b.is_double() && a.get_double() != b.get_double()) {
-    return a.get_double() < b.get_double() ? -1 : 1;
-  }
-  return compare_numbers(a, b);
-}
-
-int compare_numbers(const json::value& a, const json::value& b) {
-  if (a.is_int64() && b.is_int64()) return three_way(a.get_int64(), b.get_int64());
-  if (a.is_uint64() && b.is_uint64()) return three_way(a.get_uint64(), b.get_uint64());
-  // Parsed integers are int64 unless above INT64_MAX, so int64 vs uint64 is decided by sign.
-  if (a.is_int64() && b.is_uint64()) {
-    return a.get_int64() < 0 ? -1
-                             : three_way(static_cast<std::uint64_t>(a.get_int64()), b.get_uint64());
-  }
-  if (a.is_uint64() && b.is_int64()) return -compare_numbers(b, a);
-  if (const int by_value = three_way(as_double(a), as_double(b))) return by_value;
-  return three_way(static_cast<int>(a.kind()), static_cast<int>(b.kind()));
-}
-
 // ---- per-field state ---------------------------------------------------------------------------
 
 enum class Family { kNone, kString, kBool, kNumber };
-
-// Equal texts. Keys and category values are short: compared with two overlapping loads when they
-// can be, since a call to memcmp (or a byte loop) per key was a fifth of the digest's time.
-[[gnu::always_inline]] inline bool same_text(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  const std::size_t size = a.size();
-  if (size < 4) {  // the first, middle and last bytes are all of them
-    return size == 0 || (a[0] == b[0] && a[size / 2] == b[size / 2] && a[size - 1] == b[size - 1]);
-  }
-  if (size < 8) {  // two overlapping 4-byte loads
-    std::uint32_t x = 0;
-    std::uint32_t y = 0;
-    std::memcpy(&x, a.data(), sizeof x);
-    std::memcpy(&y, b.data(), sizeof y);
-    if (x != y) return false;
-    std::memcpy(&x, a.data() + size - 4, sizeof x);
-    std::memcpy(&y, b.data() + size - 4, sizeof y);
-    return x == y;
-  }
-  std::uint64_t x = 0;
-  std::uint64_t y = 0;
-  std::memcpy(&x, a.data(), sizeof x);
-  std::memcpy(&y, b.data(), sizeof y);
-  if (x != y) return false;
-  if (size > 16) return std::memcmp(a.data() + 8, b.data() + 8, size - 8) == 0;
-  std::memcpy(&x, a.data() + size - 8, sizeof x);
-  std::memcpy(&y, b.data() + size - 8, sizeof y);
-  return x == y;
-}
 
 // A cheap stand-in for a category's value, which also places it in the field's hash table:
 // different fingerprints, different values (for strings, the length and the first and last 8
@@ -352,7 +131,7 @@ bool same_category(const Category& category, const json::value& value, std::uint
   if (category.fingerprint != print) return false;
   const json::value& known = *category.value;
   if (known.kind() != value.kind()) return false;
-  if (known.is_string()) return same_text(known.get_string(), value.get_string());
+  if (known.is_string()) return text::same_bytes(known.get_string(), value.get_string());
   return true;  // booleans and integers: the fingerprint is the value
 }
 
@@ -366,7 +145,7 @@ bool category_before(const Category& a, const Category& b) {
     return std::string_view(x.get_string()) < std::string_view(y.get_string());
   }
   if (x.is_bool() && y.is_bool()) return !x.get_bool() && y.get_bool();
-  if (x.is_number() && y.is_number()) return compare_numbers(x, y) < 0;
+  if (x.is_number() && y.is_number()) return compare_json_numbers(x, y) < 0;
   return static_cast<int>(x.kind()) < static_cast<int>(y.kind());
 }
 
@@ -476,8 +255,10 @@ void observe(FieldState& field, const json::value& value, const DigestLimits& li
   field.family = family;
   ++field.present;
   if (family == Family::kNumber) {
-    if (field.min == nullptr || compare_numbers_fast(value, *field.min) < 0) field.min = &value;
-    if (field.max == nullptr || compare_numbers_fast(value, *field.max) > 0) field.max = &value;
+    if (field.min == nullptr || compare_json_numbers_fast(value, *field.min) < 0)
+      field.min = &value;
+    if (field.max == nullptr || compare_json_numbers_fast(value, *field.max) > 0)
+      field.max = &value;
     if (value.is_double() && field.integers) {
       field.integers = false;
       stop_categories(field);
@@ -634,7 +415,7 @@ std::optional<ArrayDigest> digest_array(const json::array& array, std::string_vi
     for (const json::key_value_pair& member : *object) {
       const std::string_view key = member.key();
       std::size_t slot = next;
-      if (slot >= fields.size() || !same_text(fields[slot].key, key)) {
+      if (slot >= fields.size() || !text::same_bytes(fields[slot].key, key)) {
         const auto found = slots.find(key);
         if (found != slots.end()) {
           slot = found->second;

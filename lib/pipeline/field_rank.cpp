@@ -9,6 +9,8 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_estimator.hpp"
+#include "pipeline/iso_date.hpp"
+#include "support/text_scan.hpp"
 
 // How a field's kind is decided:
 //
@@ -45,12 +47,14 @@ namespace json = boost::json;
 
 constexpr std::size_t kLongTextChars = 80;
 
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_word_char(char c) { return is_upper(c) || is_lower(c) || is_digit(c); }
-char lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+using text::char_count;
+using text::is_digit;
+using text::is_lower;
+using text::is_upper;
+using text::lower;
+using text::prefix_bytes;
+
+bool is_word_char(char c) { return text::is_letter(c) || is_digit(c); }
 
 // The words of a key, lower-cased. A new word starts after any separator, at an upper-case
 // letter after a lower-case letter or digit ("guestName"), and at the last capital of a run
@@ -122,42 +126,6 @@ std::optional<FieldKind> kind_of_key(std::string_view key) {
   return std::nullopt;
 }
 
-// YYYY-MM-DD, alone or followed by T (or a space) and hh:mm: the shape of an ISO 8601 date or
-// date-time (the digest checks the rest when it needs the instant).
-bool looks_like_iso_date(std::string_view text) {
-  const auto digits = [&](std::size_t pos, std::size_t count) {
-    for (std::size_t i = pos; i < pos + count; ++i) {
-      if (!is_digit(text[i])) return false;
-    }
-    return true;
-  };
-  if (text.size() < 10 || text.size() > 40 || !digits(0, 4) || text[4] != '-' || !digits(5, 2) ||
-      text[7] != '-' || !digits(8, 2)) {
-    return false;
-  }
-  const int month = (text[5] - '0') * 10 + (text[6] - '0');
-  const int day = (text[8] - '0') * 10 + (text[9] - '0');
-  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
-  if (text.size() == 10) return true;
-  return text.size() >= 16 && (text[10] == 'T' || text[10] == 't' || text[10] == ' ') &&
-         digits(11, 2) && text[13] == ':' && digits(14, 2);
-}
-
-std::size_t count_chars(std::string_view text) {
-  std::size_t count = 0;
-  for (const char c : text) count += is_continuation(c) ? 0 : 1;
-  return count;
-}
-
-// The first `chars` characters of `text` (all of it when shorter).
-std::string_view prefix_chars(std::string_view text, std::size_t chars) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (!is_continuation(text[i]) && seen++ == chars) return text.substr(0, i);
-  }
-  return text;
-}
-
 // Value classes, lightest first (ties between classes go to the later one).
 enum class ValueClass { kNull, kBool, kNumber, kShortString, kDate, kLongText, kNested };
 constexpr std::size_t kValueClasses = 7;
@@ -174,8 +142,8 @@ ValueClass class_of(const json::value& value) {
       return ValueClass::kNumber;
     case json::kind::string: {
       const std::string_view text = value.get_string();
-      if (looks_like_iso_date(text)) return ValueClass::kDate;
-      const bool long_text = text.size() > kLongTextChars && count_chars(text) > kLongTextChars;
+      if (has_iso_date_shape(text)) return ValueClass::kDate;
+      const bool long_text = text.size() > kLongTextChars && char_count(text) > kLongTextChars;
       return long_text ? ValueClass::kLongText : ValueClass::kShortString;
     }
     case json::kind::array:
@@ -253,7 +221,7 @@ std::vector<FieldStat> rank_fields(const std::vector<const json::object*>& recor
       counter.add(":");
       if (const json::string* string = value.if_string();
           string != nullptr && max_string_chars > 0) {
-        counter.add_json_string(prefix_chars(*string, max_string_chars));
+        counter.add_json_string(string->subview(0, prefix_bytes(*string, max_string_chars)));
       } else {
         counter.add_json(value);
       }

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "budget/token_estimator.hpp"
+#include "pipeline/log_entry.hpp"
+#include "support/text_scan.hpp"
 
 // How a chunk's end is chosen (chunk_end below). The window is the longest stretch from the
 // chunk's start that fits max_tokens; the candidates are its line starts (found walking back
@@ -56,29 +58,13 @@ constexpr double kFirstBytesPerToken = 1.0;
 constexpr std::size_t kMinSample = 64;
 constexpr double kFillShare = 0.9;
 constexpr std::size_t kMinBlock = 16;
-// The lines looks_like_log reads, and the share of them that must start an entry (1 in 5).
-constexpr std::size_t kLogSampleLines = 1000;
-constexpr std::size_t kLogShare = 5;
 // A UTF-8 sequence has at most 3 continuation bytes: backing off or stepping over more means
 // the text is not valid UTF-8, and a chunk must not grow or shrink by more for it.
 constexpr std::size_t kMaxContinuation = 3;
 
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || is_upper(c); }
-bool is_blank_byte(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-// A line without its line break ("\n" or "\r\n").
-std::string_view content_of(std::string_view line) {
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
-
-bool is_blank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(), is_blank_byte);
-}
+using text::is_blank;
+using text::is_continuation;
+constexpr auto content_of = text::without_line_break;
 
 // "# Title" ... "###### Title": a paragraph boundary before it, blank line or not.
 bool is_heading(std::string_view line) {
@@ -86,85 +72,6 @@ bool is_heading(std::string_view line) {
   while (hashes < line.size() && hashes < 7 && line[hashes] == '#') ++hashes;
   return hashes >= 1 && hashes <= 6 && hashes < line.size() &&
          (line[hashes] == ' ' || line[hashes] == '\t');
-}
-
-// ---- log entries -------------------------------------------------------------------------------
-
-// The value of `count` digits at `at`, or -1 when they are not all digits.
-int digits_at(std::string_view line, std::size_t at, std::size_t count) {
-  if (at + count > line.size()) return -1;
-  int value = 0;
-  for (std::size_t i = at; i < at + count; ++i) {
-    if (!is_digit(line[i])) return -1;
-    value = value * 10 + (line[i] - '0');
-  }
-  return value;
-}
-
-// Not followed by one more digit (so 2024-05-011 or 12:30:456 are no dates or times).
-bool ends_number(std::string_view line, std::size_t at) {
-  return at >= line.size() || !is_digit(line[at]);
-}
-
-// 2024-05-01 or 2024/05/01 (the same separator twice, a month and a day in range).
-bool date_at(std::string_view line, std::size_t at) {
-  if (digits_at(line, at, 4) < 0 || at + 10 > line.size()) return false;
-  const char separator = line[at + 4];
-  if ((separator != '-' && separator != '/') || line[at + 7] != separator) return false;
-  const int month = digits_at(line, at + 5, 2);
-  const int day = digits_at(line, at + 8, 2);
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && ends_number(line, at + 10);
-}
-
-// 12:30:45 or 9:30:45 (an hour, minutes and seconds in range).
-bool time_at(std::string_view line, std::size_t at) {
-  std::size_t hour_digits = 2;
-  int hour = digits_at(line, at, 2);
-  if (hour < 0) {
-    hour_digits = 1;
-    hour = digits_at(line, at, 1);
-  }
-  const std::size_t colon = at + hour_digits;
-  if (hour < 0 || hour > 23 || colon + 6 > line.size()) return false;
-  if (line[colon] != ':' || line[colon + 3] != ':') return false;
-  const int minute = digits_at(line, colon + 1, 2);
-  const int second = digits_at(line, colon + 4, 2);
-  return minute >= 0 && minute <= 59 && second >= 0 && second <= 60 && ends_number(line, colon + 6);
-}
-
-// RFC 3164: "May  1 12:30:45" or "May 15 12:30:45".
-bool syslog_date_at(std::string_view line, std::size_t at) {
-  static constexpr std::array<std::string_view, 12> kMonths = {
-      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  if (at + 6 > line.size() || line[at + 3] != ' ' || !is_upper(line[at])) return false;
-  const std::string_view month = line.substr(at, 3);
-  if (std::none_of(kMonths.begin(), kMonths.end(), [month](std::string_view known) {
-        return known[0] == month[0] && known[1] == month[1] && known[2] == month[2];
-      })) {
-    return false;
-  }
-  std::size_t day = at + 4;
-  if (line[day] == ' ') ++day;  // a one-digit day is padded with a space
-  std::size_t day_end = day;
-  while (day_end < line.size() && day_end < day + 2 && is_digit(line[day_end])) ++day_end;
-  if (day_end == day || day_end >= line.size() || line[day_end] != ' ') return false;
-  return time_at(line, day_end + 1);
-}
-
-// ERROR, WARN, ... followed by a non-letter (or the end of the line).
-bool level_at(std::string_view line, std::size_t at) {
-  // WARNING before WARN: "WARN" followed by "ING" is followed by a letter.
-  static constexpr std::array<std::string_view, 8> kLevels = {
-      "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE", "FATAL", "CRITICAL"};
-  const std::string_view rest = line.substr(std::min(at, line.size()));
-  if (rest.empty() || !is_upper(rest[0])) return false;
-  for (const std::string_view level : kLevels) {
-    if (rest[0] == level[0] && rest.starts_with(level) &&
-        (rest.size() == level.size() || !is_letter(rest[level.size()]))) {
-      return true;
-    }
-  }
-  return false;
 }
 
 // ---- the chunker -------------------------------------------------------------------------------
@@ -447,50 +354,6 @@ std::size_t LineIndex::line_begin(std::size_t line) const {
 std::size_t LineIndex::line_end(std::size_t line) const {
   if (line == 0) return 0;
   return line < lines() ? starts_[line] : size_;
-}
-
-// ---- log detection -----------------------------------------------------------------------------
-
-bool starts_log_entry(std::string_view line) {
-  std::size_t at = 0;
-  if (line.starts_with('[')) {
-    at = 1;
-  } else if (line.starts_with('<')) {  // a syslog priority, <13>, maybe with RFC 5424's version
-    std::size_t close = 1;
-    while (close < line.size() && close < 5 && is_digit(line[close])) ++close;
-    if (close == 1 || close >= line.size() || line[close] != '>') return false;
-    at = close + 1;
-    if (at + 1 < line.size() && line[at] == '1' && line[at + 1] == ' ') at += 2;
-  }
-  if (at >= line.size()) return false;
-  // Continuation lines start with a blank, a lowercase letter or punctuation: one test each.
-  if (is_digit(line[at])) return date_at(line, at) || time_at(line, at);
-  return syslog_date_at(line, at) || level_at(line, at);
-}
-
-bool looks_like_log(std::string_view text) {
-  std::size_t sampled = 0;
-  std::size_t entries = 0;
-  std::size_t at = 0;
-  while (at < text.size() && sampled < kLogSampleLines) {
-    // Empty lines are skipped a byte or two at a time, not a search each (a text of line breaks).
-    if (text[at] == '\n') {
-      ++at;
-      continue;
-    }
-    if (text[at] == '\r' && at + 1 < text.size() && text[at + 1] == '\n') {
-      at += 2;
-      continue;
-    }
-    const std::size_t newline = text.find('\n', at);
-    const std::size_t end = newline == std::string_view::npos ? text.size() : newline + 1;
-    const std::string_view line = content_of(text.substr(at, end - at));
-    at = end;
-    if (is_blank(line)) continue;
-    ++sampled;
-    if (starts_log_entry(line)) ++entries;
-  }
-  return entries >= 2 && entries * kLogShare >= sampled;
 }
 
 // ---- chunking ----------------------------------------------------------------------------------

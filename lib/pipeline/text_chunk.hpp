@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/log_entry.hpp"
+
 namespace ctxguard::pipeline {
 
 // Where each line of a text starts. Line numbers are 1-based. A line is the bytes up to and
@@ -46,15 +48,6 @@ struct TextChunk {
   std::size_t first_line = 0;  // 1-based, inclusive: the lines the chunk touches
   std::size_t last_line = 0;
 };
-
-// True when the text looks like a log: at least 2 and at least 20% of its first 1,000 non-empty
-// lines start an entry (a date/time such as 2024-05-01, 2024/05/01, 12:30:45, an RFC 3164
-// "May  1 12:30:45", optionally after '[' or '<N>'; or a level word such as ERROR, WARN(ING),
-// INFO, DEBUG, TRACE, FATAL, CRITICAL, optionally in brackets, followed by a non-letter).
-bool looks_like_log(std::string_view text);
-
-// Whether `line` (without its line break) starts a log entry, by the rule above.
-bool starts_log_entry(std::string_view line);
 
 // Splits `text` into chunks of at most `max_tokens` estimated tokens (budget::estimate_tokens of
 // the chunk's bytes), by the boundary rules above. A chunk is never empty; only a single UTF-8

@@ -3,14 +3,11 @@
 #include <algorithm>
 
 #include "budget/token_estimator.hpp"
+#include "support/text_scan.hpp"
 
 namespace ctxguard::pipeline {
 
-namespace {
-
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-}  // namespace
+using text::is_continuation;
 
 std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t tokens) {
   begin = std::min(begin, text.size());
