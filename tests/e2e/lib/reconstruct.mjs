@@ -195,7 +195,11 @@ export async function reconstructText(client, firstResult, opts = {}) {
     const { text, meta } = splitTextPiece(result);
     if (meta.offset !== bytes) throw new Error(`piece starts at byte ${meta.offset}, expected ${bytes}`);
     const pieceBytes = Buffer.byteLength(text, 'utf8');
-    if (meta.returnedBytes !== pieceBytes) throw new Error(`returnedBytes ${meta.returnedBytes} but the piece has ${pieceBytes} bytes`);
+    // Chunks (text over the chunk size) say bytesInChunk; pieces cut at the hard cap say returnedBytes.
+    const isChunk = meta.chunkIndex !== undefined;
+    const said = isChunk ? meta.bytesInChunk : meta.returnedBytes;
+    if (said !== pieceBytes) throw new Error(`${isChunk ? 'bytesInChunk' : 'returnedBytes'} ${said} but the piece has ${pieceBytes} bytes`);
+    if (isChunk) checkChunk(meta, metas.at(-1), chunks.at(-1), text);
     onPiece?.({ result, text, meta });
     metas.push(meta);
     chunks.push(text);
@@ -210,6 +214,32 @@ export async function reconstructText(client, firstResult, opts = {}) {
     result = await fetchPage(client, { cursor: meta.nextCursor }, { fetchTool });
   }
   return { text: chunks.join(''), pieces: chunks.length, metas };
+}
+
+/**
+ * The chunk fields of one chunk's `_ctxguard` against the previous chunk's: indexes count up from
+ * 0, lines continue where the previous chunk ended (a chunk that ends inside a line, only possible
+ * when one line is longer than a chunk, shares that line with the next), and the line count matches
+ * the piece's own line breaks.
+ */
+function checkChunk(meta, previous, previousText, text) {
+  const expectedIndex = previous ? previous.chunkIndex + 1 : 0;
+  if (meta.chunkIndex !== expectedIndex) throw new Error(`chunkIndex ${meta.chunkIndex}, expected ${expectedIndex}`);
+  if (previous && meta.totalChunks !== previous.totalChunks) throw new Error(`totalChunks changed from ${previous.totalChunks} to ${meta.totalChunks}`);
+  if (meta.hasMore !== meta.chunkIndex + 1 < meta.totalChunks) throw new Error(`hasMore ${meta.hasMore} at chunk ${meta.chunkIndex} of ${meta.totalChunks}`);
+  if (previous) {
+    const continues = meta.startLine === previous.endLine + 1 || (!previousText.endsWith('\n') && meta.startLine === previous.endLine);
+    if (!continues) throw new Error(`chunk ${meta.chunkIndex} starts at line ${meta.startLine}, the previous one ended at line ${previous.endLine}`);
+  } else if (meta.startLine !== 1) {
+    throw new Error(`the first chunk starts at line ${meta.startLine}`);
+  }
+  const breaks = (text.match(/\n/g) ?? []).length;
+  const endsAtBreak = text.endsWith('\n');
+  const spanned = meta.endLine - meta.startLine + 1;
+  // A chunk ending in "\n" spans as many lines as it has breaks; one ending mid-line, one more.
+  if (spanned !== breaks + (endsAtBreak ? 0 : 1)) {
+    throw new Error(`chunk ${meta.chunkIndex} says lines ${meta.startLine}-${meta.endLine} but holds ${breaks} line breaks`);
+  }
 }
 
 /** {text, meta} of a text piece answer (two text items: the piece, then `{"_ctxguard": {...}}`). */
