@@ -15,7 +15,10 @@
 // one line saying what happened — never protocol errors.
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,7 +54,20 @@ class FetchTool {
                      std::chrono::system_clock::time_point wall_now) const;
 
  private:
-  struct Request;
+  // A query page that is the last: no match beyond it to resume from.
+  static constexpr std::size_t kNoResume = SIZE_MAX;
+
+  // What one call asks for, validated.
+  struct Request {
+    cursor::CursorPayload payload;
+    std::size_t limit = 0;
+    FieldList fields;
+    bool fields_given = false;
+    std::optional<std::string> path;
+    std::optional<std::size_t> start_line;
+    std::optional<std::size_t> end_line;
+    std::string query;
+  };
   // What is laid out: a page of `array` (items from `begin`, or those `indices` lists) or `tree`.
   struct Subject {
     const boost::json::array* array = nullptr;

@@ -19,6 +19,13 @@
 
 namespace ctxguard::pipeline {
 
+// Planning allowances for what `_ctxguard` adds to an answer (its fields, each cursor); answers
+// are measured after they are written, and re-planned up to kPlanningRounds times when one comes
+// out larger than planned.
+inline constexpr std::size_t kMetadataTokens = 160;
+inline constexpr std::size_t kTokensPerCursor = 70;
+inline constexpr int kPlanningRounds = 6;
+
 // Cache ids restart at 1 in every process, and a configured secret outlives the process: cursors
 // carry the id XOR a random per-process salt, so a cursor from an earlier run finds nothing
 // (and says so) instead of a page of some other result.

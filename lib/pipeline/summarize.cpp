@@ -3,16 +3,13 @@
 #include <fmt/format.h>
 
 #include "support/json_pointer.hpp"
+#include "support/text_scan.hpp"
 
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
 namespace {
-
-bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
-bool is_space(unsigned char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 // Appends "/key" or "/index" to `path` and takes it off again when it goes out of scope.
 class PathStep {
@@ -34,29 +31,20 @@ class PathStep {
 
 }  // namespace
 
-std::optional<std::string> cut_string(std::string_view text, std::size_t max_chars,
+std::optional<std::string> cut_string(std::string_view value, std::size_t max_chars,
                                       std::string_view path) {
   // Most strings are short: bytes bound characters from above.
-  if (max_chars == 0 || text.size() <= max_chars) return std::nullopt;
-  std::size_t end = 0;  // byte offset after `max_chars` characters
-  std::size_t chars = 0;
-  while (end < text.size() && chars < max_chars) {
-    ++end;
-    while (end < text.size() && is_continuation(static_cast<unsigned char>(text[end]))) ++end;
-    ++chars;
-  }
-  if (end >= text.size()) return std::nullopt;
+  if (max_chars == 0 || value.size() <= max_chars) return std::nullopt;
+  const std::size_t end = text::prefix_bytes(value, max_chars);
+  if (end >= value.size()) return std::nullopt;
   // Back to the last word boundary in the final fifth, so the prefix ends on a whole word.
   std::size_t cut = end;
   const std::size_t floor = end - end / 5;
-  while (cut > floor && !is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
+  while (cut > floor && !text::is_blank_byte(value[cut - 1])) --cut;
   if (cut <= floor) cut = end;
-  while (cut > 0 && is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
-  std::size_t rest = 0;  // characters left out
-  for (std::size_t i = cut; i < text.size(); ++i) {
-    if (!is_continuation(static_cast<unsigned char>(text[i]))) ++rest;
-  }
-  return fmt::format("{}…[+{} chars: {}]", text.substr(0, cut), rest, path);
+  while (cut > 0 && text::is_blank_byte(value[cut - 1])) --cut;
+  const std::size_t rest = text::char_count(value.substr(cut));  // characters left out
+  return fmt::format("{}…[+{} chars: {}]", value.substr(0, cut), rest, path);
 }
 
 std::string collapsed_value(const json::value& value, std::string_view path) {
