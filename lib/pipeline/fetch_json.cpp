@@ -198,6 +198,14 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
     return tokens;
   };
   Layout layout = lay_out(entry, part, subject, request, compose);
+  // The levels plan with estimates of each part of the page, so the written page can still end a
+  // few tokens over: then fewer items, until it fits or one item is left.
+  while (layout.tokens > budget_.token_budget && !layout.cuts.empty() &&
+         layout.cuts.front().shown > 1) {
+    const std::size_t shown = layout.cuts.front().shown;
+    subject.count = shown - std::max<std::size_t>(1, shown / 4);
+    layout = lay_out(entry, part, subject, request, compose);
+  }
   answer.record.final_tokens = layout.tokens;
   if (layout.tokens <= budget_.token_budget || layout.cuts.empty() ||
       layout.cuts.front().shown > 1) {
@@ -282,6 +290,9 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
           {}, name_, budget_.max_page_size);
     }
     meta["valuePath"] = path;
+    // A scalar has no members to put `_ctxguard` beside: it comes as {"value": ...}.
+    const bool scalar = layout.body.front() != '{' && layout.body.front() != '[';
+    if (scalar) meta["wrapped"] = true;
     if (!request.fields.empty()) meta["fields"] = string_array(request.fields);
     add_summary_fields(meta, layout.stats, layout.projections, issuer.value(part, ""), name_);
     if (!meta.contains("hint")) meta["hint"] = fmt::format("The whole value at \"{}\".", path);
@@ -289,10 +300,7 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
     std::string text = settle_budget_fields(
         meta, budget_.token_budget, 0,
         [&](const json::object& so_far) {
-          return attach_metadata(layout.body.front() == '{' || layout.body.front() == '['
-                                     ? layout.body
-                                     : "[" + layout.body + "]",
-                                 so_far);
+          return attach_metadata(scalar ? "{\"value\":" + layout.body + "}" : layout.body, so_far);
         },
         tokens);
     answer.result = text_tool_result(std::move(text), false);
@@ -301,7 +309,7 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
   Layout layout = lay_out(entry, part, subject, request, compose);
   answer.record.final_tokens = layout.tokens;
   if (layout.tokens > budget_.token_budget) {
-    answer_text(answer, to_json(value), 0, part, path, issuer, {});
+    answer_text(answer, to_json(value), 0, part, path, issuer, value_piece_fields(path, false));
   }
 }
 

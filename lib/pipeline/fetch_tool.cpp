@@ -206,18 +206,18 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
       if (request.payload.offset > string->size())
         return fail("This cursor does not match its result.");
       answer_text(answer, *string, static_cast<std::size_t>(request.payload.offset), part_index,
-                  path, issuer, {});
+                  path, issuer, value_piece_fields(path, true));
       return answer;
     }
     const std::string subtree = to_json(*value);
     if (request.payload.offset > subtree.size())
       return fail("This cursor does not match its result.");
     answer_text(answer, subtree, static_cast<std::size_t>(request.payload.offset), part_index, path,
-                issuer, {});
+                issuer, value_piece_fields(path, false));
     return answer;
   }
   if (const json::string* string = value->if_string()) {
-    answer_text(answer, *string, 0, part_index, path, issuer, {});
+    answer_text(answer, *string, 0, part_index, path, issuer, value_piece_fields(path, true));
     return answer;
   }
   if (const json::array* array = value->if_array()) {

@@ -108,6 +108,10 @@ json::object chunk_metadata(const CachedPart& part, std::size_t part_index, std:
   return meta;
 }
 
+json::object value_piece_fields(std::string_view path, bool is_string) {
+  return json::object{{"valuePath", path}, {"valueType", is_string ? "string" : "json"}};
+}
+
 void add_summary_fields(json::object& meta, const ViewStats& stats,
                         const std::vector<Projection>& projections,
                         const std::string& result_cursor, std::string_view fetch_tool) {

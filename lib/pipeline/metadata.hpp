@@ -96,6 +96,11 @@ boost::json::object chunk_metadata(const CachedPart& part, std::size_t part_inde
                                    std::size_t index, const CursorIssuer& issuer,
                                    std::string_view fetch_tool);
 
+// The `_ctxguard` fields of a piece of a JSON value fetched by path, which comes as text when it
+// is a string (its characters, unquoted) or too large for the budget (its JSON text): where the
+// value is, and which of the two the pieces hold.
+boost::json::object value_piece_fields(std::string_view path, bool is_string);
+
 // Adds what summarization did to `meta` (stringsCut, valuesCollapsed, projections, resultCursor)
 // and extends its hint; nothing when it did nothing.
 void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
