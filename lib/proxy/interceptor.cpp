@@ -194,8 +194,10 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
   }
   if (route.method == session::kResourcesRead) {
     const auto started = Clock::now();
-    const pipeline::CallContext context{route.subject.empty() ? "resource" : route.subject, true,
-                                        now, wall_now};
+    // Both arms views: a std::string temporary here would leave `tool` dangling.
+    const std::string_view name =
+        route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
+    const pipeline::CallContext context{name, true, now, wall_now};
     auto rewritten = pipeline_.process_resource(*result, context);
     if (!rewritten) return false;
     response.as_object()["result"] = std::move(rewritten->result);
