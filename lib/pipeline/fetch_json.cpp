@@ -151,7 +151,8 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
       meta["hasMore"] = more;
       if (more) {
         const std::size_t next = page.shown < indices->size() ? (*indices)[page.shown] : resume;
-        meta["nextCursor"] = issuer.array_query(part, path, next, request.limit, request.query);
+        meta["nextCursor"] =
+            issuer.array_query(part, path, next, request.limit, request.fields, request.query);
       }
       meta["hint"] =
           total_matches == 0

@@ -41,14 +41,18 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
 
 // Exactly lines [first, last] (FR-023), as many as fit the budget from `first` on.
 void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                             std::size_t first, std::size_t last,
-                             const CursorIssuer& issuer) const {
+                             std::size_t first, std::size_t last, const CursorIssuer& issuer,
+                             std::optional<std::size_t> resume_at) const {
   std::optional<LineIndex> own;
   const LineIndex* lines = part.lines.get();
   if (lines == nullptr) lines = &own.emplace(part.text);
   const std::size_t total = lines->lines();
   last = std::min(last, total);
   std::size_t begin = first <= total ? lines->line_begin(first) : part.text.size();
+  if (resume_at) {
+    begin = *resume_at;
+    first = lines->line_of(begin);  // total + 1 at the very end
+  }
   std::size_t end = first <= last ? lines->line_end(last) : begin;
   std::size_t allowance =
       budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
@@ -65,16 +69,16 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
     }
     shown_last = begin < cut ? lines->line_of(cut - 1) : first - 1;
     json::object meta;
+    meta["offset"] = begin;
     meta["startLine"] = first;
     meta["endLine"] = shown_last;
     meta["totalLines"] = total;
     meta["bytes"] = cut - begin;
     const bool more = cut < end;
     meta["hasMore"] = more;
-    if (more) {
-      const std::size_t next = lines->line_of(cut) == shown_last ? shown_last : shown_last + 1;
-      meta["nextCursor"] = issuer.text_lines(part_index, next, last);
-    }
+    // Resumes at the byte after the piece: the next line, or inside this one when one line
+    // alone is over the budget.
+    if (more) meta["nextCursor"] = issuer.line_range(part_index, cut, last);
     meta["hint"] = first > total ? fmt::format("The text has only {} lines.", total)
                    : more        ? fmt::format(
                                        "Lines {}-{} of the {} asked for (the budget ends here). For the "
@@ -157,7 +161,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
   meta["shownMatches"] = shown;
   meta["totalLines"] = lines->lines();
   meta["hasMore"] = resume != 0;
-  if (resume != 0) meta["nextCursor"] = issuer.text_lines(part_index, resume, 0, query_text);
+  if (resume != 0) meta["nextCursor"] = issuer.line_query(part_index, resume, query_text);
   meta["hint"] =
       total == 0
           ? fmt::format("No line matches \"{}\".", query_text)

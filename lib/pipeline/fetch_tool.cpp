@@ -43,12 +43,17 @@ std::optional<std::size_t> whole_number(const json::value& value, std::string_vi
                  static_cast<double>(static_cast<std::int64_t>(value.get_double()))) {
     number = static_cast<std::int64_t>(value.get_double());
   } else {
-    error = fmt::format("`{}` must be a whole number from {} to {}.", name, low, high);
+    error = high >= SIZE_MAX / 2
+                ? fmt::format("`{}` must be a whole number, {} or more.", name, low)
+                : fmt::format("`{}` must be a whole number from {} to {}.", name, low, high);
     return std::nullopt;
   }
   if (number < static_cast<std::int64_t>(low) || static_cast<std::uint64_t>(number) > high) {
-    error =
-        fmt::format("`{}` {} is out of range: it must be from {} to {}.", name, number, low, high);
+    // Line numbers have no useful upper bound to state.
+    error = high >= SIZE_MAX / 2
+                ? fmt::format("`{}` {} is out of range: it must be {} or more.", name, number, low)
+                : fmt::format("`{}` {} is out of range: it must be from {} to {}.", name, number,
+                              low, high);
     return std::nullopt;
   }
   return static_cast<std::size_t>(number);
@@ -123,6 +128,9 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   if (const json::value* query_arg = args->if_contains("query"); query_arg != nullptr) {
     if (!query_arg->is_string())
       return fail("`query` must be a string, e.g. \"status=cancelled\".");
+    if (query_arg->get_string().empty()) {
+      return fail("`query` is empty: give one or more words or field=value terms.");
+    }
     request.query = std::string(query_arg->get_string());
     // A new search starts at the beginning; the same query continues where its cursor points.
     if (request.payload.query != request.query) request.payload.offset = 0;
@@ -158,6 +166,10 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     return answer;
   }
   if (text_part) {
+    if (request.path) {
+      return fail(
+          "`path` applies to JSON results; this cursor is into text (use startLine/endLine).");
+    }
     if (!request.query.empty()) {
       std::size_t from = request.payload.kind == cursor::CursorKind::kTextLines &&
                                  request.payload.query == request.query
@@ -178,8 +190,11 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
                      issuer);
         return answer;
       case cursor::CursorKind::kTextLines:
-        answer_lines(answer, part, part_index, static_cast<std::size_t>(request.payload.offset),
-                     request.payload.limit, issuer);
+        if (request.payload.offset > part.text.size()) {
+          return fail("This cursor does not match its result.");
+        }
+        answer_lines(answer, part, part_index, 0, request.payload.limit, issuer,
+                     static_cast<std::size_t>(request.payload.offset));
         return answer;
       case cursor::CursorKind::kTextRange:
       case cursor::CursorKind::kValue:
@@ -217,6 +232,12 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
     return answer;
   }
   if (const json::string* string = value->if_string()) {
+    if (!request.query.empty()) {
+      return fail(fmt::format(
+          "`query` applies to arrays and text; the value at \"{}\" is a string. Fetch it without "
+          "`query`.",
+          path));
+    }
     answer_text(answer, *string, 0, part_index, path, issuer, value_piece_fields(path, true));
     return answer;
   }

@@ -104,8 +104,11 @@ class FetchTool {
                     const Request& request, const CursorIssuer& issuer) const;
   void answer_chunk(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
                     std::size_t index, const CursorIssuer& issuer) const;
+  // Lines [first, last] within the budget; a range continued by its cursor resumes at byte
+  // `resume_at` (which is inside a line when one line alone is over the budget).
   void answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                    std::size_t first, std::size_t last, const CursorIssuer& issuer) const;
+                    std::size_t first, std::size_t last, const CursorIssuer& issuer,
+                    std::optional<std::size_t> resume_at = std::nullopt) const;
   bool answer_line_query(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
                          const std::string& query, std::size_t from, const CursorIssuer& issuer,
                          std::string& error) const;

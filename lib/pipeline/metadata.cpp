@@ -58,11 +58,18 @@ std::string CursorIssuer::text_chunk(std::size_t part, std::size_t index) const 
   return codec_.encode(payload_at(cursor::CursorKind::kTextChunk, entry_, part, "", index, now_));
 }
 
-std::string CursorIssuer::text_lines(std::size_t part, std::size_t first, std::size_t last,
+std::string CursorIssuer::line_range(std::size_t part, std::size_t resume_at,
+                                     std::size_t last) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kTextLines, entry_, part, "", resume_at, now_);
+  payload.limit = static_cast<std::uint32_t>(std::min<std::size_t>(last, UINT32_MAX));
+  return codec_.encode(payload);
+}
+
+std::string CursorIssuer::line_query(std::size_t part, std::size_t first,
                                      const std::string& query) const {
   cursor::CursorPayload payload =
       payload_at(cursor::CursorKind::kTextLines, entry_, part, "", first, now_);
-  payload.limit = static_cast<std::uint32_t>(std::min<std::size_t>(last, UINT32_MAX));
   payload.query = query;
   return codec_.encode(payload);
 }
@@ -72,10 +79,12 @@ std::string CursorIssuer::value(std::size_t part, const std::string& path) const
 }
 
 std::string CursorIssuer::array_query(std::size_t part, const std::string& path, std::size_t offset,
-                                      std::size_t limit, const std::string& query) const {
+                                      std::size_t limit, const std::vector<std::string>& fields,
+                                      const std::string& query) const {
   cursor::CursorPayload payload =
       payload_at(cursor::CursorKind::kArrayPage, entry_, part, path, offset, now_);
   payload.limit = static_cast<std::uint32_t>(limit);
+  payload.fields = fields;
   payload.query = query;
   return codec_.encode(payload);
 }

@@ -42,14 +42,17 @@ class CursorIssuer {
                          std::size_t limit, const std::vector<std::string>& fields) const;
   std::string text_range(std::size_t part, const std::string& path, std::size_t offset) const;
   std::string text_chunk(std::size_t part, std::size_t index) const;
-  // Lines [first, last] of a text part; with `query`, the matching lines from `first` on.
-  std::string text_lines(std::size_t part, std::size_t first, std::size_t last,
-                         const std::string& query = {}) const;
+  // A line range going on: from byte `resume_at` of a text part to the end of line `last`.
+  std::string line_range(std::size_t part, std::size_t resume_at, std::size_t last) const;
+  // A line search going on: the lines matching `query` from line `first` on.
+  std::string line_query(std::size_t part, std::size_t first, const std::string& query) const;
   // The value at `path` (any value: a whole part with "").
   std::string value(std::size_t part, const std::string& path) const;
-  // A search continued: items of the array at `path` from `offset` on matching `query`.
+  // A search continued: items of the array at `path` from `offset` on matching `query`, shown
+  // with `fields` when the search asked for them.
   std::string array_query(std::size_t part, const std::string& path, std::size_t offset,
-                          std::size_t limit, const std::string& query) const;
+                          std::size_t limit, const std::vector<std::string>& fields,
+                          const std::string& query) const;
 
  private:
   const cursor::CursorCodec& codec_;

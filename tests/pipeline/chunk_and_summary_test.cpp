@@ -105,6 +105,39 @@ TEST_CASE("ranges: exactly the lines asked for, and line search with line number
   CHECK(is_error(bad));
 }
 
+TEST_CASE("ranges: lines over the budget come in pieces that go on where the last one ended") {
+  Fixture fixture(small_budget(1000));
+  // Line 2 alone is several budgets long; a range over it once restarted at its first byte on
+  // every continuation, forever.
+  std::string long_line;
+  for (int i = 0; i < 6000; ++i) long_line += "word" + std::to_string(i) + " ";
+  long_line += "end\n";
+  const std::string text = "first line\n" + long_line + "third line\nfourth line\n";
+  auto rewritten = fixture.process(text_result(text));
+  REQUIRE(rewritten.has_value());
+  const json::value cursor = meta_of(rewritten->result, 1).at("nextCursor");
+
+  json::object piece = fixture.fetch_page({{"cursor", cursor}, {"startLine", 2}, {"endLine", 3}});
+  std::string rebuilt;
+  std::size_t pieces = 0;
+  for (;;) {
+    REQUIRE_FALSE(is_error(piece));
+    REQUIRE(tokens_of(piece) <= fixture.budget.token_budget);
+    REQUIRE(++pieces < 100);
+    const json::object meta = meta_of(piece, 1);
+    CHECK(meta.at("offset").as_int64() == static_cast<std::int64_t>(11 + rebuilt.size()));
+    rebuilt += text_at(piece, 0);
+    const json::value* next = meta.if_contains("nextCursor");
+    if (next == nullptr) {
+      CHECK(meta.at("endLine").as_int64() == 3);
+      break;
+    }
+    piece = fixture.fetch_page({{"cursor", *next}});
+  }
+  CHECK(rebuilt == long_line + "third line\n");
+  CHECK(pieces > 3);
+}
+
 TEST_CASE(
     "summary: one huge object fits the budget with long strings cut and deep values collapsed") {
   Fixture fixture(small_budget(1000));
@@ -199,6 +232,47 @@ TEST_CASE("query: the matching items of a cached array, counted, paginated and i
 
   const json::object bad = fixture.fetch_page({{"cursor", cursor}, {"query", "\"open"}});
   CHECK(is_error(bad));
+  CHECK(is_error(fixture.fetch_page({{"cursor", cursor}, {"query", ""}})));
+
+  // A search with `fields` keeps them on every page it continues to.
+  page = fixture.fetch_page(
+      {{"cursor", cursor}, {"query", "status=cancelled"}, {"limit", 5}, {"fields", {"id"}}});
+  for (int pages = 0;; ++pages) {
+    REQUIRE_FALSE(is_error(page));
+    REQUIRE(pages < 10);
+    const json::value body = parse(text_at(page, 0));
+    for (const json::value& item : body.at("items").as_array()) {
+      CHECK(item.as_object().size() == 1);
+      CHECK(item.as_object().contains("id"));
+    }
+    const json::value* next = body.at("_ctxguard").as_object().if_contains("nextCursor");
+    if (next == nullptr) break;
+    page = fixture.fetch_page({{"cursor", *next}});
+  }
+}
+
+TEST_CASE("fetch: arguments that do not apply to what the cursor names are one-line errors") {
+  Fixture fixture(small_budget(1000));
+  auto text = fixture.process(text_result(application_log(400)));
+  REQUIRE(text.has_value());
+  const json::value text_cursor = meta_of(text->result, 1).at("nextCursor");
+  const json::object path_on_text =
+      fixture.fetch_page({{"cursor", text_cursor}, {"path", "/items"}});
+  REQUIRE(is_error(path_on_text));
+  CHECK(text_at(path_on_text, 0).find("`path` applies to JSON") != std::string::npos);
+
+  json::array items;
+  for (int i = 0; i < 300; ++i) {
+    items.push_back(json::object{{"id", i}, {"note", std::string(600, 'n')}});
+  }
+  auto listing = fixture.process(text_result(ctxguard::to_json(json::value(items))));
+  REQUIRE(listing.has_value());
+  const json::value shown = parse(text_at(listing->result, 0));
+  const json::value result_cursor = shown.at("_ctxguard").at("resultCursor");
+  const json::object query_on_string =
+      fixture.fetch_page({{"cursor", result_cursor}, {"path", "/3/note"}, {"query", "n"}});
+  REQUIRE(is_error(query_on_string));
+  CHECK(text_at(query_on_string, 0).find("is a string") != std::string::npos);
 }
 
 TEST_CASE("resources: a long text resource is chunked like a tool result") {
