@@ -54,11 +54,16 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
   }
   CutMap last_map;
   double last_excess = 0;
-  for (const FitLevel level : kFitLevels) {
+  for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
+    const FitLevel level = kFitLevels[step];
     if (level == FitLevel::kSummarize) {
       layout.view.max_string_chars = budget_.summary.max_string_chars;
       layout.view.max_depth = budget_.summary.max_depth;
       if (!layout.view.summarizes()) continue;
+    }
+    if (level == FitLevel::kTighten) {
+      if (!tighten(layout.view)) break;
+      --step;  // tighter again next time, until it fits or nothing is left to tighten
     }
     if (level == FitLevel::kProject) {
       if (!budget_.summary.project || request.fields_given || !request.fields.empty()) continue;
@@ -82,7 +87,8 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       if (layout.projections.empty()) continue;
     }
     double overshoot = 0;
-    for (int round = 0; round < kPlanningRounds; ++round) {
+    const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
+    for (int round = 0; round < rounds; ++round) {
       CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
       planner.set_view(layout.view);
       const double measured = subject.array != nullptr
@@ -94,7 +100,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       const bool reached = plan_level(planner, level, excess);
       last_map = planner.cut_map();
       last_excess = planner.excess_left();
-      if (!reached && level != FitLevel::kShrink) break;
+      if (!reached && level < FitLevel::kShrink) break;
       layout.cuts = planner.visible_cuts();
       layout.map = std::move(last_map);
       layout.body.clear();

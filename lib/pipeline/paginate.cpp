@@ -290,6 +290,7 @@ bool plan_level(CutPlanner& planner, FitLevel level, double excess) {
     case FitLevel::kProject:
       return planner.shrink_shown(planner.excess_left(), kMinItemsShown);
     case FitLevel::kShrink:
+    case FitLevel::kTighten:
       return planner.shrink_shown(planner.excess_left(), 1);
   }
   return false;

@@ -139,9 +139,13 @@ enum class FitLevel {
   kFewer,      // + shown arrays shortened, to no fewer than kMinItemsShown items
   kProject,    // + records keep their essential fields (at least kMinProjectedFields)
   kShrink,     // + shown arrays shortened down to one item
+  kTighten,    // + the view tightened step by step (summarize.hpp's tighten), planned as kShrink
 };
-inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages, FitLevel::kSummarize, FitLevel::kFewer,
-                                          FitLevel::kProject, FitLevel::kShrink};
+inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize,
+                                          FitLevel::kFewer,  FitLevel::kProject,
+                                          FitLevel::kShrink, FitLevel::kTighten};
+// Planning rounds per tightening step (each step already removes a lot).
+inline constexpr int kTightenRounds = 2;
 // Projection is preferred to showing fewer items than this: a page of ten projected records
 // says more than three whole ones.
 inline constexpr std::size_t kMinItemsShown = 10;

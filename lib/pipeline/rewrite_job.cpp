@@ -29,6 +29,7 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
   }
   if (!rewrite) compute_weights();
   if (rewrite) {
+    compute_weights();  // chunks of text that structuredContent repeats are smaller
     build_entry();
     const bool chunked = chunk_texts();
     const bool changed = fit_json() || chunked;
@@ -56,7 +57,8 @@ void RewriteJob::compute_weights() {
 }
 
 void RewriteJob::build_entry() {
-  for (ResultPart& part : split_.parts) {
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    ResultPart& part = split_.parts[k];
     // Move-constructed (not assigned) so the value stays in its arena, uncopied.
     CachedPart& cached = entry_->parts.emplace_back(CachedPart{.is_json = part.is_json,
                                                                .arena = std::move(part.arena),
@@ -70,7 +72,10 @@ void RewriteJob::build_entry() {
         part.original_tokens > chunk_tokens(budget_)) {
       cached.text = std::string(part.text);
       auto lines = std::make_shared<LineIndex>(cached.text);
-      cached.chunks = chunk_text(cached.text, chunk_tokens(budget_), *lines);
+      // A chunk that goes out twice (structuredContent repeating the text) costs twice.
+      const auto size = static_cast<std::size_t>(static_cast<double>(chunk_tokens(budget_)) /
+                                                 std::max(weights_[k], 1.0));
+      cached.chunks = chunk_text(cached.text, std::max<std::size_t>(size, 16), *lines);
       cached.lines = std::move(lines);
     }
   }
@@ -186,6 +191,10 @@ json::object RewriteJob::text_meta(std::size_t part, std::size_t end, std::size_
   if (has_more && entry_id_ != 0) meta["nextCursor"] = issuer.text_range(part, "", end);
   meta["hint"] = entry_id_ != 0 ? text_hint(end, total, has_more, fetch_tool_)
                                 : "The result was too large to keep; the rest is not available.";
+  // The spill file lives as long as the cache entry holding it.
+  if (entry_id_ != 0 && !entry_->parts[part].spill_path.empty()) {
+    meta["file"] = entry_->parts[part].spill_path;
+  }
   return meta;
 }
 

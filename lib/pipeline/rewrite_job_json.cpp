@@ -54,12 +54,18 @@ bool RewriteJob::fit_json() {
   double last_excess = 0;
   bool fitted = false;
   bool wrote = false;
-  for (const FitLevel level : kFitLevels) {
+  for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
+    const FitLevel level = kFitLevels[step];
     if (level == FitLevel::kSummarize) {
       view_.max_string_chars = budget_.summary.max_string_chars;
       view_.max_depth = budget_.summary.max_depth;
       if (!view_.summarizes()) continue;
       planner.reset();
+    }
+    if (level == FitLevel::kTighten) {
+      if (!tighten(view_)) break;
+      planner.reset();
+      --step;  // tighter again next time, until it fits or nothing is left to tighten
     }
     if (level == FitLevel::kProject) {
       if (!budget_.summary.project) continue;
@@ -67,7 +73,8 @@ bool RewriteJob::fit_json() {
       planner.reset();
     }
     double overshoot = 0;
-    for (int round = 0; round < kPlanningRounds; ++round) {
+    const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
+    for (int round = 0; round < rounds; ++round) {
       if (!planner) {
         planner = std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items,
                                                kTokensPerCursor);
@@ -85,7 +92,7 @@ bool RewriteJob::fit_json() {
       last_excess = planner->excess_left();
       std::vector<ArrayCut> cuts = planner->visible_cuts();
       planner.reset();
-      if (!reached && level != FitLevel::kShrink) break;  // a stronger level is needed
+      if (!reached && level < FitLevel::kShrink) break;  // a stronger level is needed
       if (cuts.empty() && !view_.summarizes()) return changed;
       if (!cached()) return changed;  // too large for the cache: nothing could be reached
       write_json_parts(json_parts, cuts, last_map);
@@ -100,15 +107,20 @@ bool RewriteJob::fit_json() {
     if (fitted) break;
   }
   if (!wrote) return changed;
-  record_.stages.push_back("paginate");
-  if (view_.max_string_chars != 0 || view_.max_depth != 0) record_.stages.push_back("summarize");
-  if (!projections_.empty()) record_.stages.push_back("project");
+  // The stages that changed what the model reads, for the log.
+  bool paginated = false;
+  bool summarized = false;
   for (const PartOutput& output : outputs_) {
+    paginated = paginated || !output.cuts.empty();
+    summarized = summarized || output.stats.strings_cut + output.stats.values_collapsed > 0;
     for (const ArrayCut& cut : output.cuts) {
       record_.items_total += cut.total;
       record_.items_shown += cut.shown;
     }
   }
+  if (paginated) record_.stages.push_back("paginate");
+  if (summarized) record_.stages.push_back("summarize");
+  if (!projections_.empty()) record_.stages.push_back("project");
   return true;
 }
 

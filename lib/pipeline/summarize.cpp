@@ -1,5 +1,7 @@
 #include "pipeline/summarize.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "support/json_pointer.hpp"
@@ -45,6 +47,18 @@ std::optional<std::string> cut_string(std::string_view value, std::size_t max_ch
   while (cut > 0 && text::is_blank_byte(value[cut - 1])) --cut;
   const std::size_t rest = text::char_count(value.substr(cut));  // characters left out
   return fmt::format("{}…[+{} chars: {}]", value.substr(0, cut), rest, path);
+}
+
+bool tighten(ValueView& view) {
+  if (view.max_string_chars > kMinStringChars) {
+    view.max_string_chars = std::max(kMinStringChars, view.max_string_chars / 2);
+    return true;
+  }
+  if (view.max_depth > 1) {
+    --view.max_depth;
+    return true;
+  }
+  return false;
 }
 
 std::string collapsed_value(const json::value& value, std::string_view path) {

@@ -40,6 +40,15 @@ struct ValueView {
   }
 };
 
+// The floor of tighten(): strings are never cut shorter than this.
+inline constexpr std::size_t kMinStringChars = 40;
+
+// One step tighter than `view`, for answers the configured limits leave over the budget: long
+// strings cut to half their length (down to kMinStringChars), then, once strings are at their
+// floor, values collapsed one level shallower (down to 1). A limit that is off (0) stays off.
+// False when there is nothing left to tighten.
+bool tighten(ValueView& view);
+
 // Values shown as they are (nothing summarized).
 inline const ValueView kWholeView{};
 

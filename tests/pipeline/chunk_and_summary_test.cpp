@@ -1,6 +1,10 @@
 // The pipeline with issue 4's stages: chunked text, summarized JSON, searches and line ranges,
 // driven end to end through ResultPipeline and FetchTool.
 #include "pipeline_fixture.hpp"
+#include "value_resolver.hpp"
+
+#include <map>
+#include <memory>
 
 using namespace ctxguard::pipeline::testing;
 using ctxguard::config::BudgetSettings;
@@ -66,6 +70,23 @@ TEST_CASE("chunks: plain text over the chunk size comes as its first chunk with 
   }
   CHECK(index + 1 == meta.at("totalChunks").as_int64());
   CHECK(rebuilt == log);
+}
+
+TEST_CASE("chunks: text that structuredContent repeats comes in chunks that fit twice") {
+  // server-filesystem's read_text_file answers {content: [text], structuredContent: {content:
+  // text}}: the chunk goes out twice, so it must fit the budget twice.
+  Fixture fixture;
+  fixture.budget.token_budget = 4000;
+  fixture.budget.hard_cap = 12000;
+  const std::string log = application_log(3000);
+  json::object result = text_result(log);
+  result["structuredContent"] = json::object{{"content", log}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  CHECK(tokens_of(rewritten->result) <= fixture.budget.token_budget);
+  const json::object& structured = rewritten->result.at("structuredContent").as_object();
+  CHECK(structured.at("content").as_string() == text_at(rewritten->result, 0));
+  CHECK(rebuild_text(fixture, rewritten->result, 0) == log);
 }
 
 TEST_CASE("chunks: text under the chunk size is never chunked") {
@@ -172,6 +193,31 @@ TEST_CASE(
   CHECK(parse(text_at(deep, 0)).at("d").at("e").at("f").as_int64() == 1);
   // A path that is not there.
   CHECK(is_error(fixture.fetch_page({{"cursor", meta.at("resultCursor")}, {"path", "/nope"}})));
+}
+
+TEST_CASE("summary: when the configured limits are not enough, strings and depth tighten") {
+  // Fourteen 5,000-character strings cut at 500 still cost ~1,800 tokens, twice over when
+  // structuredContent repeats the text: the answer only fits with shorter strings.
+  Fixture fixture;
+  fixture.budget.token_budget = 4000;
+  fixture.budget.hard_cap = 12000;
+  json::object document{{"title", "report"}};
+  for (int i = 0; i < 14; ++i) {
+    std::string body;
+    while (body.size() < 5000) body += "sentence number " + std::to_string(body.size()) + ". ";
+    document["section" + std::to_string(i)] = json::object{{"body", body}, {"index", i}};
+  }
+  const std::string text = ctxguard::to_json(json::value(document));
+  json::object result = text_result(text);
+  result["structuredContent"] = json::object{{"content", text}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  CHECK(tokens_of(rewritten->result) <= fixture.budget.token_budget);
+  const json::value shown = parse(text_at(rewritten->result, 0));
+  const std::string body(shown.at("section0").at("body").as_string());
+  CHECK(body.find("…[+") < 500);  // shorter than the configured 500 characters
+  ValueResolver resolver(fixture, fixture.budget.token_budget);
+  CHECK(resolver.rebuild(rewritten->result) == json::value(document));
 }
 
 TEST_CASE("summary: items with long text are projected and the page says what was kept") {
@@ -298,4 +344,44 @@ TEST_CASE("resources: a long text resource is chunked like a tool result") {
     next = parse(text_at(chunk, 1)).at("_ctxguard").as_object();
   }
   CHECK(rebuilt == log);
+}
+
+TEST_CASE("spill: every kind of shortened answer names the file holding the server's whole text") {
+  Fixture fixture(small_budget(1000));
+  std::map<std::string, std::string> files;  // what the writer was given, by the name it returned
+  std::weak_ptr<const void> first_handle;
+  fixture.pipeline.set_spill_writer(
+      [&](std::string_view tool, std::string_view extension, std::string_view content)
+          -> std::optional<std::pair<std::shared_ptr<const void>, std::string>> {
+        const std::string name = "/spill/" + std::string(tool) + "-" +
+                                 std::to_string(files.size()) + "." + std::string(extension);
+        files[name] = std::string(content);
+        auto handle = std::make_shared<int>(0);
+        if (first_handle.expired()) first_handle = handle;
+        return std::pair{std::shared_ptr<const void>(handle), name};
+      });
+  const auto file_of = [&](const json::object& meta) {
+    REQUIRE(meta.contains("file"));
+    return files.at(std::string(meta.at("file").as_string()));
+  };
+
+  const std::string log = application_log(400);  // chunked text
+  auto chunked = fixture.process(text_result(log));
+  REQUIRE(chunked.has_value());
+  CHECK(file_of(meta_of(chunked->result, 1)) == log);
+  CHECK_FALSE(first_handle.expired());  // held by the cache entry
+
+  json::array items;  // paginated JSON
+  for (int i = 0; i < 500; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
+  const std::string listing = ctxguard::to_json(json::value(items));
+  auto paginated = fixture.process(text_result(listing));
+  REQUIRE(paginated.has_value());
+  CHECK(file_of(parse(text_at(paginated->result, 0)).at("_ctxguard").as_object()) == listing);
+
+  // Cut at the hard cap (an error result is never paginated or summarized, only capped).
+  json::object error_result = text_result(ctxguard::to_json(json::value(items)) + listing);
+  error_result["isError"] = true;
+  auto capped = fixture.process(error_result);
+  REQUIRE(capped.has_value());
+  CHECK(file_of(meta_of(capped->result, 1)) == ctxguard::to_json(json::value(items)) + listing);
 }

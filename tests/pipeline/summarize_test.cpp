@@ -134,3 +134,19 @@ TEST_CASE("projection: a per-tool map applies only to records that have its fiel
   CHECK(plan_projections(find_record_groups(value, "", {}, untouched), 1, &unrelated, 1, untouched)
             .size() == 1);  // falls back to the automatic choice
 }
+
+TEST_CASE("tighten: strings halve to their floor first, then depth drops to 1; off stays off") {
+  ValueView view;
+  view.max_string_chars = 500;
+  view.max_depth = 3;
+  std::vector<std::pair<std::size_t, std::size_t>> steps;
+  while (tighten(view)) steps.emplace_back(view.max_string_chars, view.max_depth);
+  const std::vector<std::pair<std::size_t, std::size_t>> expected{{250, 3}, {125, 3}, {62, 3},
+                                                                  {40, 3},  {40, 2},  {40, 1}};
+  CHECK(steps == expected);
+
+  ValueView off;
+  CHECK_FALSE(tighten(off));
+  CHECK(off.max_string_chars == 0);
+  CHECK(off.max_depth == 0);
+}
