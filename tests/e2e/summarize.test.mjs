@@ -325,7 +325,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       assert.deepEqual(first.structuredContent[META_KEY], meta);
     });
 
-    test('the first answer is within the token budget', { ...T, todo: 'product bug: a chunked first answer carries its 2000-token chunk twice (text and structuredContent.content): ~4470 > 4000 tokens' }, () => {
+    test('the first answer is within the token budget', T, () => {
       assertWithinBudget(splitTextPiece(first).meta, 'of the first answer');
     });
 
@@ -388,7 +388,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       for (const piece of wide.pieces) assert.ok(piece.endsWith('\n'), 'pieces of a range hold whole lines');
     });
 
-    test('a range over one line longer than the budget comes in pieces of that line', { ...T, todo: 'product bug: the nextCursor of a range cut inside one long line serves the same piece again, forever' }, async () => {
+    test('a range over one line longer than the budget comes in pieces of that line', T, async () => {
       const { lines, entries, giantEntry } = data.log;
       const giant = entries[giantEntry].first;
       for (const range of [{ startLine: giant, endLine: giant }, { startLine: giant - 1, endLine: giant + 1 }]) {
@@ -461,7 +461,8 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
         assert.ok(atParagraph || atHeading, `chunk ${k} ends ${JSON.stringify(text.slice(-60))}, the next starts ${JSON.stringify(next.slice(0, 60))}`);
         if (!atParagraph) beforeHeading += 1;
         // The boundary is in the latter half of the window: the chunk costs more than half a chunk.
-        if (k > 0) assert.ok(chunks[k].meta.estimatedTokens > CHUNK / 2, `chunk ${k} is ${chunks[k].meta.estimatedTokens} tokens with its trailer`);
+        // (read_text_file repeats its text in structuredContent, so its chunks are half the size.)
+        if (k > 0) assert.ok(chunks[k].meta.estimatedTokens > CHUNK / 4, `chunk ${k} is ${chunks[k].meta.estimatedTokens} tokens with its trailer`);
       }
       t.diagnostic(`${chunks.length} chunks, ${beforeHeading} ending right before a heading that follows a paragraph line`);
     });
@@ -511,7 +512,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       original = JSON.parse(directText.nested);
     });
 
-    test('the first answer cuts long strings at a word boundary and collapses values deeper than the limit, and says so', T, () => {
+    test('the first answer cuts long strings at a word boundary and collapses values deeper than the limit, and says so', T, (t) => {
       assert.ok(!first.isError);
       assert.equal(first.content.length, 1);
       assert.ok(meta.stringsCut > 0 && meta.valuesCollapsed > 0, JSON.stringify({ ...meta, hint: undefined }).slice(0, 300));
@@ -519,23 +520,29 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       assert.ok(meta.hint.includes(FETCH) && meta.hint.includes('resultCursor'), meta.hint);
       let strings = 0;
       let collapsed = 0;
+      let keptMost = 0;
+      const depths = new Set();
       for (const { pointer, value } of stringsWithPointers(shown)) {
         const cut = parseCutString(value, pointer);
         const fold = cut ? null : parseCollapsed(value, pointer);
         if (cut) {
           strings += 1;
           const full = getAt(original, pointer);
-          assert.ok(codePoints(full) > MAX_STRING, `${pointer} of ${codePoints(full)} characters was cut`);
           assert.ok(full.startsWith(cut.prefix), `${pointer}: the prefix is the string's start`);
           const kept = codePoints(cut.prefix);
-          // At most the limit; backing off to a word boundary keeps most of it.
-          assert.ok(kept <= MAX_STRING && kept >= MAX_STRING / 2, `${pointer}: ${kept} characters kept`);
+          // At most the limit (tighter when the configured one is not enough: down to 40
+          // characters); backing off to a word boundary keeps most of it.
+          assert.ok(kept <= MAX_STRING && kept >= 20, `${pointer}: ${kept} characters kept`);
+          keptMost = Math.max(keptMost, kept);
+          assert.ok(codePoints(full) > kept, `${pointer} of ${codePoints(full)} characters was cut to ${kept}`);
           assert.equal(cut.left, codePoints(full) - kept, `${pointer}: +N chars counts what is left out`);
           // At a word boundary: blanks follow the prefix (or no blank was near the limit).
           assert.ok(/^\s/u.test(full.slice(cut.prefix.length)) || kept === MAX_STRING, `${pointer}: cut inside a word: ${JSON.stringify(full.slice(cut.prefix.length - 10, cut.prefix.length + 10))}`);
         } else if (fold) {
           collapsed += 1;
-          assert.equal(parsePointer(pointer).length, MAX_DEPTH + 1, `${pointer} is collapsed at depth ${MAX_DEPTH + 1}`);
+          // One depth for all, the configured one or tighter.
+          depths.add(parsePointer(pointer).length);
+          assert.ok(parsePointer(pointer).length <= MAX_DEPTH + 1, `${pointer} is collapsed deeper than ${MAX_DEPTH + 1}`);
           const full = getAt(original, pointer);
           assert.equal(fold.size, fold.kind === 'array' ? full.length : Object.keys(full).length);
           assert.equal(fold.kind, Array.isArray(full) ? 'array' : 'object');
@@ -543,9 +550,11 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       }
       assert.equal(strings, meta.stringsCut);
       assert.equal(collapsed, meta.valuesCollapsed);
+      assert.equal(depths.size, 1, `collapsed at depths ${[...depths]}`);
+      t.diagnostic(`strings cut to at most ${keptMost} characters, values collapsed at depth ${[...depths][0]}`);
     });
 
-    test('the first answer is within the token budget', { ...T, todo: 'product bug: the summarized first answer of this document is ~6800 > 4000 estimated tokens (under the hard cap only)' }, () => {
+    test('the first answer is within the token budget', T, () => {
       assertWithinBudget(meta, 'of the first answer');
     });
 
@@ -567,7 +576,9 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       assertOneLineError(await fetchRaw(proxied, { cursor: meta.resultCursor, path: 'blobs' }), /pointer/i);
       // ...and the session goes on.
       const r = await fetchOk(proxied, { cursor: meta.resultCursor, path: '/version' });
-      assert.deepEqual(JSON.parse(textOf(r)).items, [original.version]);
+      const scalar = JSON.parse(textOf(r));
+      assert.equal(scalar.value, original.version, 'a scalar comes as {"value": ...}');
+      assert.equal(scalar._ctxguard.wrapped, true);
     });
   });
 
@@ -714,7 +725,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       });
     }
 
-    test('a query on a string value searches it or says it cannot; it is never silently ignored', { ...T, todo: 'product bug: a query with a path to a string value is ignored: the whole string comes back, no query in _ctxguard' }, async () => {
+    test('a query on a string value searches it or says it cannot; it is never silently ignored', T, async () => {
       const result = await fetchRaw(proxied, { cursor: meta.resultCursor, path: '/generatedAt', query: 'no-such-text' });
       if (result.isError) {
         assertOneLineError(result, /query/);
