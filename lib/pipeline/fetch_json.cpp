@@ -47,6 +47,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
                                      const Subject& subject, const Request& request,
                                      const std::function<std::size_t(Layout&)>& compose) const {
   Layout layout;
+  layout.view.tables = budget_.summary.tables;
   if (subject.array != nullptr && !request.fields.empty()) {
     layout.view.item_fields[subject.array] = request.fields;
   } else if (subject.tree != nullptr && subject.tree->is_object() && !request.fields.empty()) {
@@ -198,7 +199,12 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
         meta, budget_.token_budget, 0,
-        [&](const json::object& so_far) { return attach_metadata(layout.body, so_far); }, tokens);
+        [&](const json::object& so_far) {
+          // A page shown as a table is still {"items": ..., "_ctxguard": ...}.
+          return attach_metadata(
+              layout.body.front() == '{' ? "{\"items\":" + layout.body + "}" : layout.body, so_far);
+        },
+        tokens);
     answer.result = text_tool_result(std::move(text), false);
     answer.record.items_total = indices != nullptr ? total_matches : page.total;
     answer.record.items_shown = page.shown;

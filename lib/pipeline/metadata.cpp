@@ -124,9 +124,17 @@ json::object value_piece_fields(std::string_view path, bool is_string) {
 void add_summary_fields(json::object& meta, const ViewStats& stats,
                         const std::vector<Projection>& projections,
                         const std::string& result_cursor, std::string_view fetch_tool) {
-  if (stats.strings_cut + stats.values_collapsed == 0 && projections.empty()) return;
+  if (stats.strings_cut + stats.values_collapsed == 0 && stats.tables.empty() &&
+      projections.empty()) {
+    return;
+  }
   if (stats.strings_cut > 0) meta["stringsCut"] = stats.strings_cut;
   if (stats.values_collapsed > 0) meta["valuesCollapsed"] = stats.values_collapsed;
+  if (!stats.tables.empty()) {
+    json::array paths;
+    for (const std::string& path : stats.tables) paths.emplace_back(path);
+    meta["tables"] = std::move(paths);
+  }
   if (!projections.empty()) {
     json::array list;
     for (const Projection& projection : projections) {
@@ -153,6 +161,11 @@ void add_summary_fields(json::object& meta, const ViewStats& stats,
     what.emplace_back("deep values read \"[object of N keys: PATH]\"");
   if (!projections.empty()) {
     what.emplace_back("records keep only some fields (_ctxguard.projections)");
+  }
+  if (!stats.tables.empty()) {
+    what.emplace_back(
+        "uniform records at _ctxguard.tables are written once as {\"columns\":[...],"
+        "\"rows\":[[...]]}, all values kept");
   }
   for (std::size_t i = 0; i < what.size(); ++i) hint += (i == 0 ? "" : "; ") + what[i];
   hint += fmt::format(

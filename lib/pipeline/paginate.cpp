@@ -1,5 +1,7 @@
 #include "pipeline/paginate.hpp"
 
+#include "pipeline/table_form.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -56,21 +58,32 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
       candidates_.push_back(std::move(candidate));
       inner.parent = static_cast<int>(candidates_.size() - 1);
     }
-    counter_.add("[");
+    // --tables: as write_table writes it (keys once, then a row of scalars per item).
+    const bool table =
+        shows_as_table(*array, {0, array->size()}, *view_, place.depth, place.inherited);
+    if (table) {
+      count_table_head(*array);
+    } else {
+      counter_.add("[");
+    }
     path.push_back(Segment{});
     for (std::size_t i = 0; i < array->size(); ++i) {
       const double item_before = counter_.fractional_tokens();
       if (i != 0) counter_.add(",");
       path.back() = Segment{.key = {}, .index = i, .is_index = true};
       if (cuttable) inner.parent_item = i;
-      walk((*array)[i], path, inner);
+      if (table) {
+        count_table_row((*array)[i].get_object());
+      } else {
+        walk((*array)[i], path, inner);
+      }
       // candidates_ may have grown: index, do not hold a reference across walk().
       if (cuttable) {
         candidates_[inner.parent].item_cost.push_back(counter_.fractional_tokens() - item_before);
       }
     }
     path.pop_back();
-    counter_.add("]");
+    counter_.add(table ? "]}" : "]");
     if (cuttable) {
       Candidate& candidate = candidates_[inner.parent];
       candidate.original_cost = counter_.fractional_tokens() - before;
@@ -112,6 +125,28 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
   }
 }
 
+void CutPlanner::count_table_head(const json::array& array) {
+  counter_.add("{\"columns\":[");
+  bool first_key = true;
+  for (const json::key_value_pair& member : array.front().get_object()) {
+    if (!first_key) counter_.add(",");
+    first_key = false;
+    counter_.add_json_string(member.key());
+  }
+  counter_.add("],\"rows\":[");
+}
+
+void CutPlanner::count_table_row(const json::object& item) {
+  counter_.add("[");
+  bool first_value = true;
+  for (const json::key_value_pair& member : item) {
+    if (!first_value) counter_.add(",");
+    first_value = false;
+    counter_.add_json(member.value());
+  }
+  counter_.add("]");
+}
+
 double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
   base_path_ = path;
   std::vector<Segment> segments;
@@ -142,7 +177,14 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
   base_path_ = path;
   std::vector<Segment> segments(1);
   counter_ = budget::TokenCounter{};
-  counter_.add("[");
+  // As write_page_items writes the page: a table, or the items one by one.
+  const bool table =
+      indices == nullptr && shows_as_table(array, {begin, count}, *view_, 0, nullptr);
+  if (table) {
+    count_table_head(array);
+  } else {
+    counter_.add("[");
+  }
   Place place{.parent = self, .parent_item = 0, .part = part, .depth = 1, .array = &array};
   for (std::size_t i = 0; i < count; ++i) {
     const double item_before = counter_.fractional_tokens();
@@ -150,10 +192,14 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
     const std::size_t index = indices != nullptr ? (*indices)[i] : begin + i;
     segments.front() = Segment{.key = {}, .index = index, .is_index = true};
     place.parent_item = i;
-    walk(array[index], segments, place);
+    if (table) {
+      count_table_row(array[index].get_object());
+    } else {
+      walk(array[index], segments, place);
+    }
     candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
   }
-  counter_.add("]");
+  counter_.add(table ? "]}" : "]");
   Candidate& candidate = candidates_[self];
   candidate.original_cost = counter_.fractional_tokens();
   candidate.shown_cost =
@@ -306,6 +352,11 @@ void write_with_cuts(std::string& out, const json::value& value, const CutMap& c
 void write_page_items(std::string& out, const json::array& array, const std::string& path,
                       ShownRange range, const std::vector<std::size_t>* indices,
                       const ValueView& view, const CutMap& cuts, ViewStats& stats) {
+  if (indices == nullptr && shows_as_table(array, {range.begin, range.count}, view, 0, nullptr)) {
+    write_table(out, array, {range.begin, range.count});
+    stats.tables.push_back(path);
+    return;
+  }
   std::string scratch = path;
   out += '[';
   for (std::size_t i = 0; i < range.count; ++i) {

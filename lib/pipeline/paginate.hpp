@@ -117,6 +117,9 @@ class CutPlanner {
 
   std::string path_of(const std::vector<Segment>& segments);
   void walk(const boost::json::value& value, std::vector<Segment>& path, const Place& place);
+  // An array shown as a table (--tables): its head up to the first row, and one row.
+  void count_table_head(const boost::json::array& array);
+  void count_table_row(const boost::json::object& item);
   bool visible(int index) const;
   // Shows only the first `keep` items of candidate `index`; returns the weighted saving.
   double shrink(int index, std::size_t keep);
@@ -159,7 +162,8 @@ void write_with_cuts(std::string& out, const boost::json::value& value, const Cu
 
 // Writes `[...]` with items [range.begin, range.begin + range.count) of `array` (at `path`), or
 // with `indices` the items it lists, as `view` shows them, nested arrays shortened as `cuts`
-// says.
+// says; or, when the view shows those items as a table, {"columns":[...],"rows":[...]} (and
+// `path` is added to stats.tables).
 void write_page_items(std::string& out, const boost::json::array& array, const std::string& path,
                       ShownRange range, const std::vector<std::size_t>* indices,
                       const ValueView& view, const CutMap& cuts, ViewStats& stats);

@@ -54,6 +54,7 @@ bool RewriteJob::fit_json() {
   double last_excess = 0;
   bool fitted = false;
   bool wrote = false;
+  view_.tables = budget_.summary.tables;
   for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
     const FitLevel level = kFitLevels[step];
     if (level == FitLevel::kSummarize) {
@@ -110,8 +111,10 @@ bool RewriteJob::fit_json() {
   // The stages that changed what the model reads, for the log.
   bool paginated = false;
   bool summarized = false;
+  bool tables = false;
   for (const PartOutput& output : outputs_) {
     paginated = paginated || !output.cuts.empty();
+    tables = tables || !output.stats.tables.empty();
     summarized = summarized || output.stats.strings_cut + output.stats.values_collapsed > 0;
     for (const ArrayCut& cut : output.cuts) {
       record_.items_total += cut.total;
@@ -121,6 +124,7 @@ bool RewriteJob::fit_json() {
   if (paginated) record_.stages.push_back("paginate");
   if (summarized) record_.stages.push_back("summarize");
   if (!projections_.empty()) record_.stages.push_back("project");
+  if (tables) record_.stages.push_back("tables");
   return true;
 }
 
@@ -168,11 +172,15 @@ void RewriteJob::write_json_parts(const std::vector<std::size_t>& json_parts,
     if (view_.summarizes()) {
       std::string path;
       write_view(output.body, entry_->parts[k].json, view_, map, path, 0, nullptr, output.stats);
+      // A top-level array shown as a table is wrapped like any top-level array.
+      if (entry_->parts[k].json.is_array() && output.body.front() == '{') {
+        output.body = "{\"items\":" + output.body + "}";
+      }
     } else {
       write_with_cuts(output.body, entry_->parts[k].json, map);
     }
-    const bool summarized =
-        output.stats.strings_cut + output.stats.values_collapsed > 0 || projected_part(k);
+    const bool summarized = output.stats.strings_cut + output.stats.values_collapsed > 0 ||
+                            !output.stats.tables.empty() || projected_part(k);
     if (output.cuts.empty() && !summarized) {
       output.mode = output.body == split_.parts[k].text ? Mode::kOriginal : Mode::kCompacted;
       output.meta = json::object{};

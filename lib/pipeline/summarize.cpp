@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "pipeline/table_form.hpp"
 #include "support/json_pointer.hpp"
 #include "support/text_scan.hpp"
 
@@ -97,6 +98,27 @@ const FieldList* projection_of(const ValueView& view, const json::object& object
   return inherited;
 }
 
+bool shows_as_table(const json::array& array, ItemWindow window, const ValueView& view,
+                    std::size_t depth, const FieldList* inherited) {
+  if (!view.tables || window.count < 2 || inherited != nullptr ||
+      view.item_fields.contains(&array) || (view.max_depth != 0 && depth + 1 > view.max_depth) ||
+      !is_uniform_flat(array)) {
+    return false;
+  }
+  if (view.max_string_chars == 0) return true;
+  for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
+    for (const json::key_value_pair& member : array[i].get_object()) {
+      const json::string* string = member.value().if_string();
+      // Bytes bound characters from above: most strings need no count.
+      if (string != nullptr && string->size() > view.max_string_chars &&
+          text::char_count(*string) > view.max_string_chars) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 namespace {
 
 void write_value(std::string& out, const json::value& value, const json::array* parent,
@@ -112,6 +134,11 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   if (array != nullptr) {
     const auto cut = cuts.find(array);
     const ItemWindow window = cut != cuts.end() ? cut->second : ItemWindow{0, array->size()};
+    if (shows_as_table(*array, window, view, depth, inherited)) {
+      write_table(out, *array, window);
+      stats.tables.push_back(path);
+      return;
+    }
     out += '[';
     for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
       if (i != window.begin) out += ',';

@@ -31,11 +31,12 @@ using CutMap = std::unordered_map<const boost::json::array*, ItemWindow>;
 struct ValueView {
   std::size_t max_string_chars = 0;  // 0: strings whole
   std::size_t max_depth = 0;         // 0: any depth (the value itself is depth 0)
+  bool tables = false;               // --tables: uniform flat arrays as {"columns","rows"}
   std::unordered_map<const boost::json::array*, FieldList> item_fields;
   std::unordered_map<const boost::json::object*, FieldList> object_fields;
 
   bool summarizes() const {
-    return max_string_chars != 0 || max_depth != 0 || !item_fields.empty() ||
+    return max_string_chars != 0 || max_depth != 0 || tables || !item_fields.empty() ||
            !object_fields.empty();
   }
 };
@@ -49,6 +50,12 @@ inline constexpr std::size_t kMinStringChars = 40;
 // False when there is nothing left to tighten.
 bool tighten(ValueView& view);
 
+// Whether the items [window) of `array` (at `depth`) go out as a table under `view`: --tables is
+// on, the array is uniform and flat (table_form.hpp), its items are neither projected nor
+// collapsed, and none of their strings would be cut (a table shows values whole).
+bool shows_as_table(const boost::json::array& array, ItemWindow window, const ValueView& view,
+                    std::size_t depth, const FieldList* inherited);
+
 // Values shown as they are (nothing summarized).
 inline const ValueView kWholeView{};
 
@@ -56,6 +63,7 @@ inline const ValueView kWholeView{};
 struct ViewStats {
   std::size_t strings_cut = 0;
   std::size_t values_collapsed = 0;
+  std::vector<std::string> tables;  // where arrays went out as {"columns","rows"} (pointers)
 };
 
 // The text standing for string `text` (at `path`) when it has more than `max_chars` characters

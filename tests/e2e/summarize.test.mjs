@@ -250,6 +250,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
   let direct;
   let proxied; // default settings
   let ruled; // --project 'read_*=id,status'
+  let tabled; // --tables
   const data = {}; // generated corpora
   const files = {}; // file paths
   const directText = {}; // the direct read_text_file texts
@@ -267,19 +268,24 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
     files.smallMarkdown = path.join(tmp, 'small.md');
     files.nested = path.join(tmp, 'nested.json');
     files.bookings = path.join(tmp, 'bookings.json');
+    files.rows = path.join(tmp, 'rows.json');
     fs.writeFileSync(files.log, data.log.text);
     fs.writeFileSync(files.markdown, data.markdown.text);
     fs.writeFileSync(files.smallMarkdown, data.markdown.text.slice(0, data.markdown.text.indexOf('\n\n', 2000) + 2));
     fs.writeFileSync(files.nested, JSON.stringify(data.nested.value, null, 2));
     fs.writeFileSync(files.bookings, JSON.stringify({ generatedAt: '2024-06-01T00:00:00Z', bookings: data.bookings.bookings }));
+    // Flat uniform records: what --tables writes as {columns, rows}.
+    data.rows = data.bookings.bookings.slice(0, 5000).map((b) => ({ id: b.id, status: b.status, amount: b.amount, checkIn: b.checkIn, nights: b.nights }));
+    fs.writeFileSync(files.rows, JSON.stringify({ rows: data.rows }));
     data.treeFiles = makeWideTree(path.join(tmp, 'tree'));
     data.flatFiles = makeFiles(path.join(tmp, 'flat'), 3000, (i) => `entry_${String(i).padStart(5, '0')}_${'x'.repeat(i % 17)}.txt`);
 
     const cmd = serverCommand('filesystem', tmp);
-    [direct, proxied, ruled] = await Promise.all([
+    [direct, proxied, ruled, tabled] = await Promise.all([
       connectDirect(cmd, BIG_MESSAGES),
       connectProxied(cmd),
       connectProxied(cmd, ['--project', 'read_*=id,status']),
+      connectProxied(cmd, ['--tables']),
     ]);
     for (const key of ['log', 'markdown', 'nested', 'bookings']) {
       const r = await read(direct, files[key]);
@@ -750,6 +756,25 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
   });
 
   // ---------------------------------------------------------------- bad cursors
+
+  describe('--tables: 5,000 flat records (read_text_file)', () => {
+    test('they go out as {columns, rows}, more per answer, and resolveSummarized rebuilds them exactly', T, async (t) => {
+      const [plainFirst, tableFirst] = [await read(proxied, files.rows), await read(tabled, files.rows)];
+      const plain = splitMeta(JSON.parse(textOf(plainFirst)));
+      const table = splitMeta(JSON.parse(textOf(tableFirst)));
+      assert.ok(Array.isArray(plain.value.rows), 'without --tables the records are objects');
+      assert.deepEqual(table.meta.tables, ['/rows']);
+      assert.deepEqual(table.value.rows.columns, ['id', 'status', 'amount', 'checkIn', 'nights']);
+      assert.equal(table.value.rows.rows.length, table.meta.pageSize);
+      assertWithinBudget(table.meta, 'of the first answer with --tables');
+      assert.ok(table.meta.pageSize > plain.meta.pageSize, `${table.meta.pageSize} rows as a table, ${plain.meta.pageSize} as objects`);
+      const rec = await resolveSummarized(tabled.client, tableFirst, {
+        onAnswer: ({ meta }) => assertWithinBudget(meta, 'of a page with --tables'),
+      });
+      assert.deepEqual(rec.value, JSON.parse(textOf(await read(direct, files.rows))));
+      t.diagnostic(`${table.meta.pageSize} rows per answer as a table, ${plain.meta.pageSize} as objects; ${rec.fetches} fetches`);
+    });
+  });
 
   describe('tampered and misplaced cursors', () => {
     test('a tampered or garbled cursor with startLine or query is a one-line isError; the next call works', T, async () => {

@@ -385,3 +385,39 @@ TEST_CASE("spill: every kind of shortened answer names the file holding the serv
   REQUIRE(capped.has_value());
   CHECK(file_of(meta_of(capped->result, 1)) == ctxguard::to_json(json::value(items)) + listing);
 }
+
+TEST_CASE("tables: --tables shows uniform flat records as columns and rows, more per answer") {
+  json::array rows;
+  for (int i = 0; i < 2000; ++i) {
+    rows.push_back(json::object{{"bookingId", "bk_" + std::to_string(i)},
+                                {"status", i % 7 == 0 ? "cancelled" : "confirmed"},
+                                {"checkInDate", "2026-12-01"},
+                                {"totalAmount", 100 + i}});
+  }
+  const std::string text = ctxguard::to_json(json::value(json::object{{"bookings", rows}}));
+  const auto first_page = [&](bool tables, json::value& shown) {
+    Fixture fixture(small_budget(1500));
+    fixture.budget.summary.tables = tables;
+    fixture.budget.page_size = 1000;  // the budget, not the page size, decides how many show
+    auto rewritten = fixture.process(text_result(text));
+    REQUIRE(rewritten.has_value());
+    REQUIRE(tokens_of(rewritten->result) <= fixture.budget.token_budget);
+    shown = parse(text_at(rewritten->result, 0));
+    if (tables) {
+      ValueResolver resolver(fixture, fixture.budget.token_budget);
+      CHECK(resolver.rebuild(rewritten->result) == parse(text));
+    }
+    return shown.at("_ctxguard").at("pageSize").as_int64();
+  };
+  json::value plain;
+  json::value tabled;
+  const std::int64_t plain_rows = first_page(false, plain);
+  const std::int64_t table_rows = first_page(true, tabled);
+  INFO(plain_rows << " rows as objects, " << table_rows << " as a table");
+  CHECK(plain.at("bookings").is_array());
+  const json::object& table = tabled.at("bookings").as_object();
+  CHECK(table.at("columns").as_array().size() == 4);
+  CHECK(static_cast<std::int64_t>(table.at("rows").as_array().size()) == table_rows);
+  CHECK(tabled.at("_ctxguard").at("tables").as_array().front().as_string() == "/bookings");
+  CHECK(table_rows > plain_rows * 5 / 4);  // keys once instead of in every row: about a third less
+}

@@ -12,6 +12,7 @@ TEST_CASE("property: summarized answers fit the budget and every value stays rea
   int summarized = 0;
   int projected = 0;
   int cut_as_text = 0;
+  int tabled = 0;
   std::size_t placeholders = 0;
   for (std::uint32_t seed = 1; seed <= 40; ++seed) {
     INFO("seed " << seed);
@@ -21,12 +22,25 @@ TEST_CASE("property: summarized answers fit the budget and every value stays rea
     budget.summary.max_string_chars = seed % 3 == 0 ? 60 : 200;
     budget.summary.max_depth = 2 + seed % 3;
     if (seed % 5 == 0) budget.summary.projections.push_back({"to*", {"id", "status"}});
+    budget.summary.tables = seed % 3 == 1 || seed % 6 == 3;
     Fixture fixture(budget);
     ValueGenerator generator(
         seed,
         ValueShape{.nesting = 6, .long_text_odds = 12, .record_fields = 6, .max_nodes = 3000});
     json::value value;
-    if (seed % 4 == 1) {
+    if (seed % 6 == 3) {
+      // Flat uniform rows (what --tables writes as {"columns","rows"}) beside other values.
+      json::array rows;
+      for (const json::value& record : generator.records(30 + 11 * static_cast<int>(seed))) {
+        const json::object& full = record.as_object();
+        rows.push_back(json::object{{"id", full.at("id")},
+                                    {"status", full.at("status")},
+                                    {"total", full.at("total")},
+                                    {"date", full.at("date")},
+                                    {"owner", full.at("owner").at("name")}});
+      }
+      value = json::object{{"rows", std::move(rows)}, {"extra", generator.object(1)}};
+    } else if (seed % 4 == 1) {
       value = json::object{{"total", 1}, {"items", generator.records(20 + 7 * seed)}};
     } else {
       value = seed % 3 == 0 ? json::value(generator.array(0)) : json::value(generator.object(0));
@@ -50,6 +64,7 @@ TEST_CASE("property: summarized answers fit the budget and every value stays rea
     const json::object& meta = shown.at("_ctxguard").as_object();
     if (meta.contains("resultCursor")) ++summarized;
     if (meta.contains("projections")) ++projected;
+    if (meta.contains("tables")) ++tabled;
     ValueResolver resolver(fixture, fixture.budget.token_budget);
     REQUIRE(resolver.rebuild(answer) == value);
     placeholders += resolver.placeholders();
@@ -58,6 +73,7 @@ TEST_CASE("property: summarized answers fit the budget and every value stays rea
   REQUIRE(summarized >= 10);
   REQUIRE(placeholders >= 50);
   REQUIRE(projected >= 3);
+  REQUIRE(tabled >= 3);
   WARN("summarized " << summarized << ", projected " << projected << ", cut as text " << cut_as_text
-                     << ", placeholders resolved " << placeholders);
+                     << ", with tables " << tabled << ", placeholders resolved " << placeholders);
 }

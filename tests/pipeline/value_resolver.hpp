@@ -58,6 +58,36 @@ class ValueResolver {
     return meta;
   }
 
+  // {"columns": [...], "rows": [[...], ...]} back to the array of objects it stands for.
+  static json::value from_table(const json::value& table) {
+    const json::array& columns = table.at("columns").as_array();
+    json::array items;
+    for (const json::value& row : table.at("rows").as_array()) {
+      json::object item;
+      for (std::size_t c = 0; c < columns.size(); ++c) {
+        item[columns[c].as_string()] = row.as_array().at(c);
+      }
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+
+  // Arrays `meta` says went out as tables (absolute paths) become arrays again in `value` (the
+  // value at `base`).
+  static void untable(json::value& value, const std::string& base, const json::object& meta) {
+    const json::value* tables = meta.if_contains("tables");
+    if (tables == nullptr) return;
+    for (const json::value& table_path : tables->as_array()) {
+      const std::string path(table_path.as_string());
+      REQUIRE(path.compare(0, base.size(), base) == 0);
+      std::error_code ec;
+      json::value* table = value.find_pointer(path.substr(base.size()), ec);
+      REQUIRE(table != nullptr);
+      // A page's own table was turned back before its items were appended.
+      if (table->is_object()) *table = from_table(*table);
+    }
+  }
+
   json::object fetch(json::object arguments) {
     ++fetches_;
     REQUIRE(fetches_ < 200000);  // a cursor loop
@@ -90,6 +120,7 @@ class ValueResolver {
 
   // `value` is what one answer shows of the value at `base`; `meta` that answer's `_ctxguard`.
   json::value complete(json::value value, const std::string& base, json::object meta) {
+    untable(value, base, meta);
     std::vector<json::object> metas;
     follow_pages(value, base, meta, metas);
     for (const json::object& seen : metas) {
@@ -130,8 +161,12 @@ class ValueResolver {
       }
       json::value page = parse(text_at(page_result, 0));
       json::object page_meta = page.at("_ctxguard").as_object();
+      // A page's items may have gone out as a table.
+      if (page.at("items").is_object()) page.as_object()["items"] = from_table(page.at("items"));
       REQUIRE(page_meta.at("offset").as_int64() == static_cast<std::int64_t>(target.size()));
       for (json::value& item : page.at("items").as_array()) target.push_back(std::move(item));
+      // Tables inside the items are named by absolute index: they resolve now they are in place.
+      untable(value, base, page_meta);
       cuts.push_back(std::move(page_meta));
     }
   }

@@ -425,8 +425,25 @@ function stringsOf(frame) {
 }
 
 /** Resolve one frame in place (see the algorithm above). `args`: the fetch that gave a page frame. */
+/** {columns, rows} (--tables) back to the array of objects it stands for. */
+export function fromTable(table) {
+  if (!table || !Array.isArray(table.columns) || !Array.isArray(table.rows)) throw new Error(`not a table: ${JSON.stringify(table).slice(0, 200)}`);
+  return table.rows.map((row) => {
+    if (!Array.isArray(row) || row.length !== table.columns.length) throw new Error(`table row ${JSON.stringify(row).slice(0, 100)} does not match ${table.columns.length} columns`);
+    return Object.fromEntries(table.columns.map((c, i) => [c, row[i]]));
+  });
+}
+
 async function resolveFrame(ctx, frame, meta, args) {
   const resultCursor = meta.resultCursor ?? ctx.resultCursor;
+  // 0. Arrays of uniform records shown as tables (a page's own items were turned back already).
+  for (const path of meta.tables ?? []) {
+    if (frame.kind === 'page' && path === frame.base) continue;
+    const at = locate(frame, path);
+    if (!at) throw new Error(`table path ${JSON.stringify(path)} is not in the answer`);
+    at.parent[at.key] = fromTable(at.parent[at.key]);
+    ctx.counts.tables = (ctx.counts.tables ?? 0) + 1;
+  }
   // 1. Placeholders.
   let strings = 0;
   let collapsed = 0;
@@ -526,6 +543,8 @@ async function followPages(ctx, args, path, target, count, start, first = null) 
     }
     const json = JSON.parse(textOf(result));
     const meta = json[META_KEY];
+    // A page of uniform records may come as a table (--tables).
+    if (meta?.tables?.includes(path) && !Array.isArray(json.items)) json.items = fromTable(json.items);
     if (!meta || !Array.isArray(json.items)) throw new Error(`not a page: ${textOf(result).slice(0, 300)}`);
     if (meta.path !== path || meta.offset !== at || meta.pageSize !== json.items.length || json.items.length === 0) {
       throw new Error(`page ${JSON.stringify({ path: meta.path, offset: meta.offset, pageSize: meta.pageSize, items: json.items.length })} does not continue ${path} at ${at}`);
