@@ -103,7 +103,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       last_excess = planner.excess_left();
       if (!reached && level < FitLevel::kShrink) break;
       layout.cuts = planner.visible_cuts();
-      layout.map = std::move(last_map);
+      layout.map = last_map;  // the projection level after this one reads it too
       layout.body.clear();
       layout.stats = ViewStats{};
       if (subject.array != nullptr) {

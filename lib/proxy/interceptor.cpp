@@ -48,8 +48,7 @@ void log_call_record(const pipeline::CallRecord& record) {
 }
 
 Interceptor::Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec)
-    : budget_(budget),
-      cache_(budget.cache_bytes, budget.cursor_ttl),
+    : cache_(budget.cache_bytes, budget.cursor_ttl),
       pipeline_(budget, codec, cache_),
       fetch_(budget, codec, cache_),
       tool_list_(budget) {}

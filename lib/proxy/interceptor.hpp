@@ -64,7 +64,6 @@ class Interceptor {
                            Clock::time_point now, WallClock::time_point wall_now,
                            std::size_t line_bytes);
 
-  const config::BudgetSettings& budget_;
   session::SessionRouter router_;
   pipeline::ResultCache cache_;
   pipeline::ResultPipeline pipeline_;
