@@ -126,6 +126,11 @@ void RewriteJob::cut_as_text(std::size_t limit) {
     }
     tokens[k] = budget::estimate_tokens(cached.text);
     outputs_[k] = PartOutput{};
+    // The server's text was already written to a file for the paginated entry: one file each.
+    if (k < paginated->parts.size()) {
+      cached.spill = paginated->parts[k].spill;
+      cached.spill_path = paginated->parts[k].spill_path;
+    }
   }
   record_.stages.push_back("hard-cap");
   cached();  // when it cannot be, the cut stands and the hint says the rest is gone
@@ -216,6 +221,7 @@ void RewriteJob::spill_parts() {
   if (!spill_) return;
   for (std::size_t k = 0; k < entry_->parts.size() && k < split_.parts.size(); ++k) {
     CachedPart& part = entry_->parts[k];
+    if (part.spill) continue;  // written already (a hard-cap cut after pagination)
     const ResultPart& original = split_.parts[k];
     std::string structured;
     std::string_view content = original.text;

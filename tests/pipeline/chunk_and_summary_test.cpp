@@ -384,6 +384,21 @@ TEST_CASE("spill: every kind of shortened answer names the file holding the serv
   auto capped = fixture.process(error_result);
   REQUIRE(capped.has_value());
   CHECK(file_of(meta_of(capped->result, 1)) == ctxguard::to_json(json::value(items)) + listing);
+
+  // JSON that pagination could not bring under the hard cap (one item alone is over it, and
+  // summarization is off): one file, though the answer was first paginated, then cut as text.
+  fixture.budget.summary.max_string_chars = 0;
+  fixture.budget.summary.max_depth = 0;
+  fixture.budget.summary.project = false;
+  const std::size_t before = files.size();
+  json::array wide;
+  std::string blob;
+  for (int w = 0; blob.size() < 20000; ++w) blob += "w" + std::to_string(w * 7919 % 100003) + " ";
+  for (int i = 0; i < 30; ++i) wide.push_back(json::object{{"blob", blob}});
+  auto cut = fixture.process(text_result(ctxguard::to_json(json::value(wide))));
+  REQUIRE(cut.has_value());
+  REQUIRE(content_of(cut->result).size() == 2);  // cut as text
+  CHECK(files.size() == before + 1);
 }
 
 TEST_CASE("tables: --tables shows uniform flat records as columns and rows, more per answer") {
