@@ -1,7 +1,7 @@
 #include "pipeline/fetch_tool.hpp"
 
 // The answers of ctxguard_fetch over cached text: chunks, line ranges, matching lines, and pieces
-// of text that fit the budget (the JSON answers are in fetch_tool.cpp).
+// of text that fit the budget (the JSON answers are in fetch_json.cpp).
 
 #include <algorithm>
 #include <variant>

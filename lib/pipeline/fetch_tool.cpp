@@ -217,6 +217,11 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
                              : std::string("This cursor does not match its result."));
   }
   if (request.payload.kind == cursor::CursorKind::kTextRange && !request.path) {
+    if (!request.query.empty()) {
+      return fail(
+          "`query` does not apply to the pieces of one value; search the array or text that holds "
+          "it instead.");
+    }
     if (const json::string* string = value->if_string()) {
       if (request.payload.offset > string->size())
         return fail("This cursor does not match its result.");

@@ -132,7 +132,13 @@ void RewriteJob::cut_as_text(std::size_t limit) {
       cached.spill_path = paginated->parts[k].spill_path;
     }
   }
-  record_.stages.push_back("hard-cap");
+  // What the abandoned levels did is not what goes out: the record says what does.
+  const bool compacted =
+      std::find(record_.stages.begin(), record_.stages.end(), "compact") != record_.stages.end();
+  record_.stages = compacted ? std::vector<std::string_view>{"compact", "hard-cap"}
+                             : std::vector<std::string_view>{"hard-cap"};
+  record_.items_total = 0;
+  record_.items_shown = 0;
   cached();  // when it cannot be, the cut stands and the hint says the rest is gone
   double overshoot = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {

@@ -3,6 +3,7 @@
 #include "pipeline_fixture.hpp"
 #include "value_resolver.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -308,8 +309,10 @@ TEST_CASE("fetch: arguments that do not apply to what the cursor names are one-l
   CHECK(text_at(path_on_text, 0).find("`path` applies to JSON") != std::string::npos);
 
   json::array items;
+  std::string long_note;  // item 3's note: varied words, several budgets long
+  for (int w = 0; long_note.size() < 30000; ++w) long_note += "n" + std::to_string(w) + " ";
   for (int i = 0; i < 300; ++i) {
-    items.push_back(json::object{{"id", i}, {"note", std::string(600, 'n')}});
+    items.push_back(json::object{{"id", i}, {"note", i == 3 ? long_note : std::string(600, 'n')}});
   }
   auto listing = fixture.process(text_result(ctxguard::to_json(json::value(items))));
   REQUIRE(listing.has_value());
@@ -319,6 +322,14 @@ TEST_CASE("fetch: arguments that do not apply to what the cursor names are one-l
       fixture.fetch_page({{"cursor", result_cursor}, {"path", "/3/note"}, {"query", "n"}});
   REQUIRE(is_error(query_on_string));
   CHECK(text_at(query_on_string, 0).find("is a string") != std::string::npos);
+
+  // The pieces of one value go on by their cursor; a `query` there is an error too (it once
+  // sent the first piece again).
+  const json::object note = fixture.fetch_page({{"cursor", result_cursor}, {"path", "/3/note"}});
+  REQUIRE_FALSE(is_error(note));
+  const json::value piece_cursor = meta_of(note, 1).at("nextCursor");
+  CHECK(is_error(fixture.fetch_page({{"cursor", piece_cursor}, {"query", "n"}})));
+  CHECK_FALSE(is_error(fixture.fetch_page({{"cursor", piece_cursor}})));
 }
 
 TEST_CASE("resources: a long text resource is chunked like a tool result") {
@@ -399,6 +410,11 @@ TEST_CASE("spill: every kind of shortened answer names the file holding the serv
   REQUIRE(cut.has_value());
   REQUIRE(content_of(cut->result).size() == 2);  // cut as text
   CHECK(files.size() == before + 1);
+  // The log record says what went out, not what the abandoned levels did.
+  CHECK(cut->record.stages.back() == "hard-cap");
+  CHECK(std::find(cut->record.stages.begin(), cut->record.stages.end(), "paginate") ==
+        cut->record.stages.end());
+  CHECK(cut->record.items_total == 0);
 }
 
 TEST_CASE("tables: --tables shows uniform flat records as columns and rows, more per answer") {
