@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Generate the deterministic demo data folder used by the demo and the e2e tests:
-# nested source files, a big JSON file and a 10,000-line log.
+# Generate the deterministic demo data folder used by the demo and the examples in
+# docs/protocol.md: nested source files, a big JSON file, a 10,000-line log (logs/app.log), an
+# application log with stack traces (logs/service.log), 6,000 bookings (data/bookings.json), an
+# incident report with long strings and deep values (data/incident.json), a flat folder of 2,500
+# files (inbox/) and a knowledge graph for server-memory (memory/graph.jsonl).
 #
 #   scripts/demo-data.sh [DIR]     (default: <repo>/demo-data)
 #

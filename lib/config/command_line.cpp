@@ -64,6 +64,8 @@ po::options_description option_table() {
     ("project", po::value<std::vector<std::string>>()->value_name("GLOB=FIELDS")->composing(),
      "fields kept of the records of tools matching GLOB when a result must be summarized, e.g. "
      "'list_bookings=id,status,guest.name' (repeatable; first match wins; default: automatic)")
+    ("no-projection", po::bool_switch(),
+     "never drop fields of records to fit (show fewer records instead)")
     ("tables", po::bool_switch(),
      "write uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless, fewer tokens)")
     ("spill-dir", po::value<std::string>()->value_name("DIR"),
@@ -140,6 +142,7 @@ std::optional<UsageError> read_summary(const po::variables_map& vm, BudgetSettin
   summary.max_string_chars = vm["max-string"].as<std::size_t>();
   summary.max_depth = vm["max-depth"].as<std::size_t>();
   summary.tables = vm["tables"].as<bool>();
+  summary.project = !vm["no-projection"].as<bool>();
   // A budget lowered below the default chunk size, with no chunk size given, halves the budget:
   // a chunk and its metadata must fit in one answer.
   if (vm["chunk-size"].defaulted() && summary.chunk_tokens > budget.token_budget / 2) {

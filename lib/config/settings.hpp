@@ -33,10 +33,11 @@ struct ProjectionRule {
 
 // Summarization and chunking (US2, US4; FR-015..023).
 struct SummarySettings {
-  std::size_t chunk_tokens = 2000;          // plain text above this is served in chunks (FR-020)
-  std::size_t max_string_chars = 500;       // longer strings are cut in a summarized answer
-  std::size_t max_depth = 4;                // deeper objects/arrays become placeholders there
-  bool tables = false;                      // uniform flat arrays as {"columns","rows"} (lossless)
+  std::size_t chunk_tokens = 2000;     // plain text above this is served in chunks (FR-020)
+  std::size_t max_string_chars = 500;  // longer strings are cut in a summarized answer
+  std::size_t max_depth = 4;           // deeper objects/arrays become placeholders there
+  bool tables = false;                 // uniform flat arrays as {"columns","rows"} (lossless)
+  bool project = true;  // records may lose fields when nothing else makes an answer fit
   std::vector<ProjectionRule> projections;  // first match wins; otherwise fields are auto-chosen
   std::optional<std::string> spill_dir;     // also write each cut answer to a file here
 };

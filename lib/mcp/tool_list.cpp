@@ -18,21 +18,44 @@ json::object fetch_tool_definition(std::string_view name, const config::BudgetSe
        json::object{
            {"cursor",
             json::object{{"type", "string"},
-                         {"description", "The `_ctxguard.nextCursor` of a shortened result."}}},
+                         {"description",
+                          "A cursor from `_ctxguard`: nextCursor (the next page or chunk), "
+                          "resultCursor (any value of the result, with `path`), or one from "
+                          "otherCuts."}}},
            {"limit", std::move(limit)},
            {"fields", json::object{{"type", "array"},
                                    {"items", json::object{{"type", "string"}}},
-                                   {"description", "Keep only these keys of each item."}}}}},
+                                   {"description",
+                                    "Keep only these fields of each record (dotted for nested "
+                                    "ones, e.g. \"guest.name\")."}}},
+           {"path", json::object{{"type", "string"},
+                                 {"description",
+                                  "A JSON Pointer from a shortened value (\"…[+N chars: PATH]\", "
+                                  "\"[object of N keys: PATH]\"): returns that value in full."}}},
+           {"startLine", json::object{{"type", "integer"},
+                                      {"minimum", 1},
+                                      {"description", "Text results: the first line to return."}}},
+           {"endLine", json::object{{"type", "integer"},
+                                    {"minimum", 1},
+                                    {"description", "Text results: the last line to return."}}},
+           {"query",
+            json::object{{"type", "string"},
+                         {"description",
+                          "Search the cached result: items of an array (words, field=value, "
+                          "field~text, field!=value; all terms must match) or lines of a "
+                          "text."}}}}},
       {"required", json::array{"cursor"}},
       {"additionalProperties", false}};
   return json::object{
       {"name", name},
       {"title", "Fetch more of a shortened result"},
       {"description",
-       "Continues a tool result that ctxguard shortened to fit the context budget: pass the "
-       "`_ctxguard.nextCursor` it carried. Answers from ctxguard's cache without running the "
-       "tool again. Use `limit` for fewer items per page and `fields` to keep only some keys. "
-       "If the cursor has expired, call the original tool again."},
+       "Continues a tool result that ctxguard shortened to fit the context budget, from "
+       "ctxguard's cache (the tool is not run again): the next page or chunk "
+       "({cursor: _ctxguard.nextCursor}), a shortened value in full ({cursor: "
+       "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
+       "or a search ({cursor, query}). `limit` and `fields` narrow pages. If the cursor has "
+       "expired, call the original tool again."},
       {"inputSchema", std::move(schema)},
       {"annotations",
        json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};

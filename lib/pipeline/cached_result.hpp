@@ -3,6 +3,7 @@
 // form pages are served from (parsed JSON, or text), so serving a page never re-parses or
 // re-serializes the whole result.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -11,7 +12,9 @@
 #include <boost/json/value.hpp>
 
 #include "cache/expiring_lru_cache.hpp"
+#include "config/settings.hpp"
 #include "pipeline/json_arena.hpp"
+#include "pipeline/text_chunk.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -22,6 +25,12 @@ struct CachedPart {
   // Text parts: the text. JSON parts cut as text (the hard cap's last resort): the minified JSON,
   // kept so later ranges need no serialization of the whole value.
   std::string text;
+  // Text parts: where its lines start (line ranges, chunk line numbers, line search).
+  std::shared_ptr<const LineIndex> lines;
+  std::vector<TextChunk> chunks;  // a text served in chunks: all of them, decided once
+  // --spill-dir: the file holding this part in full (removed when the entry goes), and its path.
+  std::shared_ptr<const void> spill;
+  std::string spill_path;
 };
 
 struct CachedResult {
@@ -30,5 +39,12 @@ struct CachedResult {
 };
 
 using ResultCache = cache::ExpiringLruCache<CachedResult>;
+
+// The chunk size in effect: the configured one, but always leaving room in an answer for the
+// chunk's `_ctxguard` item (a budget set lower than the chunk size wins).
+inline std::size_t chunk_tokens(const config::BudgetSettings& budget) {
+  return std::min(budget.summary.chunk_tokens,
+                  budget.token_budget - std::min(budget.token_budget / 2, std::size_t{200}));
+}
 
 }  // namespace ctxguard::pipeline

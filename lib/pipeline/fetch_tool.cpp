@@ -1,11 +1,10 @@
 #include "pipeline/fetch_tool.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
-#include "budget/token_estimator.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/paginate.hpp"
-#include "pipeline/text_cut.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
@@ -14,10 +13,6 @@ namespace ctxguard::pipeline {
 namespace json = boost::json;
 
 namespace {
-
-constexpr std::size_t kMetadataTokens = 160;
-constexpr double kTokensPerCursor = 70;
-constexpr int kPlanningRounds = 6;
 
 std::string cursor_problem(const std::error_code& error, std::chrono::seconds ttl) {
   switch (static_cast<Error>(error.value())) {
@@ -33,6 +28,35 @@ std::string cursor_problem(const std::error_code& error, std::chrono::seconds tt
       return "This is not a valid cursor. Pass _ctxguard.nextCursor exactly as given, or call the "
              "original tool again.";
   }
+}
+
+// A whole number argument from `low` to `high`; nullopt (and `error` set) otherwise.
+std::optional<std::size_t> whole_number(const json::value& value, std::string_view name,
+                                        std::size_t low, std::size_t high, std::string& error) {
+  std::int64_t number = 0;
+  if (value.is_int64()) {
+    number = value.get_int64();
+  } else if (value.is_uint64()) {
+    number = static_cast<std::int64_t>(std::min<std::uint64_t>(value.get_uint64(), INT64_MAX));
+  } else if (value.is_double() &&
+             value.get_double() ==
+                 static_cast<double>(static_cast<std::int64_t>(value.get_double()))) {
+    number = static_cast<std::int64_t>(value.get_double());
+  } else {
+    error = high >= SIZE_MAX / 2
+                ? fmt::format("`{}` must be a whole number, {} or more.", name, low)
+                : fmt::format("`{}` must be a whole number from {} to {}.", name, low, high);
+    return std::nullopt;
+  }
+  if (number < static_cast<std::int64_t>(low) || static_cast<std::uint64_t>(number) > high) {
+    // Line numbers have no useful upper bound to state.
+    error = high >= SIZE_MAX / 2
+                ? fmt::format("`{}` {} is out of range: it must be {} or more.", name, number, low)
+                : fmt::format("`{}` {} is out of range: it must be from {} to {}.", name, number,
+                              low, high);
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(number);
 }
 
 }  // namespace
@@ -56,177 +80,191 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   auto payload = codec_.decode(std::string_view(cursor_arg->get_string()), wall_now);
   if (!payload) return fail(cursor_problem(payload.error(), codec_.ttl()));
 
-  std::size_t limit = payload->limit != 0 ? payload->limit : budget_.page_size;
+  Request request;
+  request.payload = std::move(*payload);
+  request.limit =
+      request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
+          ? request.payload.limit
+          : budget_.page_size;
+  request.fields = request.payload.fields;
+  request.query = request.payload.query;
+  std::string error;
   if (const json::value* limit_arg = args->if_contains("limit"); limit_arg != nullptr) {
-    std::int64_t requested = 0;
-    if (limit_arg->is_int64()) {
-      requested = limit_arg->get_int64();
-    } else if (limit_arg->is_uint64()) {
-      requested =
-          static_cast<std::int64_t>(std::min<std::uint64_t>(limit_arg->get_uint64(), INT64_MAX));
-    } else if (limit_arg->is_double() &&
-               limit_arg->get_double() ==
-                   static_cast<double>(static_cast<std::int64_t>(limit_arg->get_double()))) {
-      requested = static_cast<std::int64_t>(limit_arg->get_double());
-    } else {
-      return fail(
-          fmt::format("`limit` must be a whole number from 1 to {}.", budget_.max_page_size));
-    }
-    if (requested < 1 || static_cast<std::uint64_t>(requested) > budget_.max_page_size) {
-      return fail(fmt::format("`limit` {} is out of range: it must be from 1 to {}.", requested,
-                              budget_.max_page_size));
-    }
-    limit = static_cast<std::size_t>(requested);
+    const auto limit = whole_number(*limit_arg, "limit", 1, budget_.max_page_size, error);
+    if (!limit) return fail(error);
+    request.limit = *limit;
   }
-  std::vector<std::string> fields = payload->fields;
   if (const json::value* fields_arg = args->if_contains("fields"); fields_arg != nullptr) {
     const json::array* list = fields_arg->if_array();
     if (list == nullptr || list->size() > cursor::kMaxFields) {
       return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
     }
-    fields.clear();
+    request.fields.clear();
     for (const json::value& field : *list) {
       if (!field.is_string() || field.get_string().size() > cursor::kMaxFieldBytes) {
         return fail("`fields` must be a list of key names, e.g. [\"id\", \"name\"].");
       }
-      fields.emplace_back(field.get_string());
+      request.fields.emplace_back(field.get_string());
+    }
+    request.fields_given = true;
+  }
+  if (const json::value* path_arg = args->if_contains("path"); path_arg != nullptr) {
+    if (!path_arg->is_string() || path_arg->get_string().size() > cursor::kMaxPathBytes ||
+        (!path_arg->get_string().empty() && path_arg->get_string().front() != '/')) {
+      return fail(
+          "`path` must be a JSON Pointer such as \"/items/3/description\", as shortened values "
+          "name it.");
+    }
+    request.path = std::string(path_arg->get_string());
+  }
+  for (auto [name, target] :
+       {std::pair{"startLine", &request.start_line}, std::pair{"endLine", &request.end_line}}) {
+    if (const json::value* line = args->if_contains(name); line != nullptr) {
+      const auto number = whole_number(*line, name, 1, SIZE_MAX / 2, error);
+      if (!number) return fail(error);
+      *target = *number;
     }
   }
+  if (const json::value* query_arg = args->if_contains("query"); query_arg != nullptr) {
+    if (!query_arg->is_string())
+      return fail("`query` must be a string, e.g. \"status=cancelled\".");
+    if (query_arg->get_string().empty()) {
+      return fail("`query` is empty: give one or more words or field=value terms.");
+    }
+    request.query = std::string(query_arg->get_string());
+    // A new search starts at the beginning; the same query continues where its cursor points.
+    if (request.payload.query != request.query) request.payload.offset = 0;
+  }
 
-  const std::uint64_t entry_id = payload->entry ^ cache_id_salt();
+  const std::uint64_t entry_id = request.payload.entry ^ cache_id_salt();
   const std::shared_ptr<const CachedResult> entry = cache_.find(entry_id, now);
   if (entry == nullptr) {
     return fail(
         "The result this cursor belongs to is no longer cached (it expired or was evicted to "
         "free memory). Call the original tool again.");
   }
-  if (payload->part >= entry->parts.size()) return fail("This cursor does not match its result.");
-  const CachedPart& part = entry->parts[payload->part];
+  if (request.payload.part >= entry->parts.size()) {
+    return fail("This cursor does not match its result.");
+  }
+  const CachedPart& part = entry->parts[request.payload.part];
   answer.record.tool = name_ + ":" + entry->tool;
   answer.record.cache_entry = entry_id;
   answer.record.stages = {"fetch"};
   const CursorIssuer issuer(codec_, entry_id, wall_now);
+  const std::size_t part_index = request.payload.part;
 
-  if (payload->kind == cursor::CursorKind::kTextRange) {
-    std::string subtree;
-    std::string_view text = part.text;
-    if (part.is_json) {
-      const json::value* value = find_pointer(part.json, payload->path);
-      if (value == nullptr) return fail("This cursor does not match its result.");
-      subtree = to_json(*value);
-      text = subtree;
+  // Text: line ranges, line search, chunks, byte ranges.
+  const bool text_part = !part.is_json;
+  if (request.start_line || request.end_line) {
+    if (!text_part) {
+      return fail("`startLine`/`endLine` apply to text results; this cursor is into JSON.");
     }
-    if (payload->offset > text.size()) return fail("This cursor does not match its result.");
-    answer_text(answer, text, static_cast<std::size_t>(payload->offset), payload->part,
-                payload->path, issuer, {});
+    const std::size_t first = request.start_line.value_or(1);
+    const std::size_t last = request.end_line.value_or(SIZE_MAX / 2);
+    if (last < first) return fail("`endLine` must not be before `startLine`.");
+    answer_lines(answer, part, part_index, first, last, issuer);
     return answer;
   }
-
-  const json::value* found = part.is_json ? find_pointer(part.json, payload->path) : nullptr;
-  const json::array* array = found != nullptr ? found->if_array() : nullptr;
-  if (array == nullptr || payload->offset > array->size()) {
-    return fail("This cursor does not match its result.");
-  }
-  const auto begin = static_cast<std::size_t>(payload->offset);
-  const std::size_t count = std::min(limit, array->size() - begin);
-
-  std::string body;
-  double overshoot = 0;
-  for (int round = 0; round < kPlanningRounds; ++round) {
-    CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
-    const double measured =
-        planner.add_page(*array, payload->part, payload->path, begin, count, fields);
-    planner.cut(measured + static_cast<double>(kMetadataTokens) -
-                static_cast<double>(budget_.token_budget) + overshoot);
-    const std::vector<ArrayCut> cuts = planner.visible_cuts();
-    const CutMap map = planner.cut_map();
-    const ArrayCut& page = cuts.front();
-    body.clear();
-    write_page_items(body, *array, ShownRange{page.begin, page.shown}, fields, map);
-
-    json::object projection;
-    if (!fields.empty()) {
-      json::array list;
-      for (const std::string& field : fields) list.emplace_back(field);
-      projection["fields"] = std::move(list);
+  if (text_part) {
+    if (request.path) {
+      return fail(
+          "`path` applies to JSON results; this cursor is into text (use startLine/endLine).");
     }
-    // The page's own cursor keeps `limit` and `fields`; cuts inside its items start afresh.
-    json::object meta = array_metadata(
-        cuts,
-        [&](const ArrayCut& cut) {
-          if (cut.begin + cut.shown >= cut.total) return std::string();
-          return cut.is_page
-                     ? issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, limit,
-                                         fields)
-                     : issuer.array_page(payload->part, cut.path, cut.begin + cut.shown, 0, {});
-        },
-        projection, name_, budget_.max_page_size);
-    std::string text = settle_budget_fields(
-        meta, budget_.token_budget, 0,
-        [&](const json::object& fields_so_far) { return attach_metadata(body, fields_so_far); },
-        answer.record.final_tokens);
-    answer.record.items_total = page.total;
-    answer.record.items_shown = page.shown;
-    answer.result = text_tool_result(std::move(text), false);
-    if (answer.record.final_tokens <= budget_.token_budget) break;
-    if (page.shown <= 1) {
-      // One item alone is over the budget: it is served as text, in pieces, with a cursor to
-      // the items after it. (Summarizing long fields is the next stage's job.)
-      std::string item_path = payload->path;
-      append_pointer_index(item_path, page.begin);
-      json::object item;
-      item["item"] =
-          json::object{{"path", payload->path}, {"index", page.begin}, {"totalCount", page.total}};
-      if (page.begin + 1 < page.total) {
-        item["nextItemsCursor"] =
-            issuer.array_page(payload->part, payload->path, page.begin + 1, limit, fields);
+    if (!request.query.empty()) {
+      std::size_t from = request.payload.kind == cursor::CursorKind::kTextLines &&
+                                 request.payload.query == request.query
+                             ? static_cast<std::size_t>(request.payload.offset)
+                             : 1;
+      if (!answer_line_query(answer, part, part_index, request.query,
+                             std::max<std::size_t>(from, 1), issuer, error)) {
+        return fail(error);
       }
-      const std::string item_text = to_json((*array)[page.begin]);
-      answer_text(answer, item_text, 0, payload->part, item_path, issuer, std::move(item));
-      break;
+      return answer;
     }
-    overshoot += static_cast<double>(answer.record.final_tokens - budget_.token_budget) * 1.25 + 32;
+    switch (request.payload.kind) {
+      case cursor::CursorKind::kTextChunk:
+        if (request.payload.offset >= part.chunks.size()) {
+          return fail("This cursor does not match its result.");
+        }
+        answer_chunk(answer, part, part_index, static_cast<std::size_t>(request.payload.offset),
+                     issuer);
+        return answer;
+      case cursor::CursorKind::kTextLines:
+        if (request.payload.offset > part.text.size()) {
+          return fail("This cursor does not match its result.");
+        }
+        answer_lines(answer, part, part_index, 0, request.payload.limit, issuer,
+                     static_cast<std::size_t>(request.payload.offset));
+        return answer;
+      case cursor::CursorKind::kTextRange:
+      case cursor::CursorKind::kValue:
+        if (request.payload.offset > part.text.size()) {
+          return fail("This cursor does not match its result.");
+        }
+        answer_text(answer, part.text, static_cast<std::size_t>(request.payload.offset), part_index,
+                    "", issuer, {});
+        return answer;
+      case cursor::CursorKind::kArrayPage:
+        return fail("This cursor does not match its result.");
+    }
   }
-  return answer;
-}
 
-void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
-                            std::size_t part, const std::string& path, const CursorIssuer& issuer,
-                            json::object extra) const {
-  std::size_t allowance =
-      budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
-  std::string trailer;
-  std::size_t end = 0;
-  for (int round = 0; round < kPlanningRounds; ++round) {
-    end = begin == text.size() ? begin : cut_text(text, begin, allowance);
-    json::object meta = extra;
-    meta["offset"] = begin;
-    meta["returnedBytes"] = end - begin;
-    meta["totalBytes"] = text.size();
-    meta["hasMore"] = end < text.size();
-    if (end < text.size()) meta["nextCursor"] = issuer.text_range(part, path, end);
-    std::string hint = text_hint(end, text.size(), end < text.size(), name_);
-    if (extra.contains("nextItemsCursor")) {
-      hint += " This item alone exceeds the budget; for the items after it, call " + name_ +
-              " with {\"cursor\": _ctxguard.nextItemsCursor}.";
-    }
-    meta["hint"] = std::move(hint);
-    const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(
-        meta, budget_.token_budget, piece,
-        [](const json::object& fields) {
-          return to_json(json::object{{"_ctxguard", fields}});
-        },
-        answer.record.final_tokens);
-    if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
-    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
+  // JSON: the value the cursor (or `path`) names.
+  const std::string path = request.path.value_or(request.payload.path);
+  const json::value* value = find_pointer(part.json, path);
+  if (value == nullptr) {
+    return fail(request.path ? fmt::format("There is no value at path \"{}\" in this result.", path)
+                             : std::string("This cursor does not match its result."));
   }
-  answer.result = json::object{
-      {"content",
-       json::array{json::object{{"type", "text"}, {"text", text.substr(begin, end - begin)}},
-                   json::object{{"type", "text"}, {"text", trailer}}}}};
-  answer.record.items_total = text.size();
-  answer.record.items_shown = end - begin;
+  if (request.payload.kind == cursor::CursorKind::kTextRange && !request.path) {
+    if (!request.query.empty()) {
+      return fail(
+          "`query` does not apply to the pieces of one value; search the array or text that holds "
+          "it instead.");
+    }
+    if (const json::string* string = value->if_string()) {
+      if (request.payload.offset > string->size())
+        return fail("This cursor does not match its result.");
+      answer_text(answer, *string, static_cast<std::size_t>(request.payload.offset), part_index,
+                  path, issuer, value_piece_fields(path, true));
+      return answer;
+    }
+    const std::string subtree = to_json(*value);
+    if (request.payload.offset > subtree.size())
+      return fail("This cursor does not match its result.");
+    answer_text(answer, subtree, static_cast<std::size_t>(request.payload.offset), part_index, path,
+                issuer, value_piece_fields(path, false));
+    return answer;
+  }
+  if (const json::string* string = value->if_string()) {
+    if (!request.query.empty()) {
+      return fail(fmt::format(
+          "`query` applies to arrays and text; the value at \"{}\" is a string. Fetch it without "
+          "`query`.",
+          path));
+    }
+    answer_text(answer, *string, 0, part_index, path, issuer, value_piece_fields(path, true));
+    return answer;
+  }
+  if (const json::array* array = value->if_array()) {
+    const bool continued = request.payload.kind == cursor::CursorKind::kArrayPage && !request.path;
+    std::size_t begin = continued ? static_cast<std::size_t>(request.payload.offset) : 0;
+    if (begin > array->size()) return fail("This cursor does not match its result.");
+    if (!request.query.empty()) {
+      if (!answer_array_query(answer, *entry, part_index, *array, path, begin, request, issuer,
+                              error)) {
+        return fail(error);
+      }
+      return answer;
+    }
+    answer_page(answer, *entry, part_index, *array, path, begin, nullptr, 0, kNoResume, request,
+                issuer, {});
+    return answer;
+  }
+  if (!request.query.empty())
+    return fail("`query` applies to arrays and text; this value is neither.");
+  answer_value(answer, *entry, part_index, *value, path, request, issuer);
+  return answer;
 }
 
 }  // namespace ctxguard::pipeline

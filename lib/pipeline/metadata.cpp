@@ -54,6 +54,129 @@ std::string CursorIssuer::text_range(std::size_t part, const std::string& path,
       payload_at(cursor::CursorKind::kTextRange, entry_, part, path, offset, now_));
 }
 
+std::string CursorIssuer::text_chunk(std::size_t part, std::size_t index) const {
+  return codec_.encode(payload_at(cursor::CursorKind::kTextChunk, entry_, part, "", index, now_));
+}
+
+std::string CursorIssuer::line_range(std::size_t part, std::size_t resume_at,
+                                     std::size_t last) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kTextLines, entry_, part, "", resume_at, now_);
+  payload.limit = static_cast<std::uint32_t>(std::min<std::size_t>(last, UINT32_MAX));
+  return codec_.encode(payload);
+}
+
+std::string CursorIssuer::line_query(std::size_t part, std::size_t first,
+                                     const std::string& query) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kTextLines, entry_, part, "", first, now_);
+  payload.query = query;
+  return codec_.encode(payload);
+}
+
+std::string CursorIssuer::value(std::size_t part, const std::string& path) const {
+  return codec_.encode(payload_at(cursor::CursorKind::kValue, entry_, part, path, 0, now_));
+}
+
+std::string CursorIssuer::array_query(std::size_t part, const std::string& path, std::size_t offset,
+                                      std::size_t limit, const std::vector<std::string>& fields,
+                                      const std::string& query) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kArrayPage, entry_, part, path, offset, now_);
+  payload.limit = static_cast<std::uint32_t>(limit);
+  payload.fields = fields;
+  payload.query = query;
+  return codec_.encode(payload);
+}
+
+json::object chunk_metadata(const CachedPart& part, std::size_t part_index, std::size_t index,
+                            const CursorIssuer& issuer, std::string_view fetch_tool) {
+  const TextChunk& chunk = part.chunks[index];
+  const std::size_t total = part.chunks.size();
+  json::object meta;
+  meta["offset"] = chunk.begin;
+  meta["chunkIndex"] = index;
+  meta["totalChunks"] = total;
+  meta["startLine"] = chunk.first_line;
+  meta["endLine"] = chunk.last_line;
+  meta["totalLines"] = part.lines ? part.lines->lines() : 0;
+  meta["bytesInChunk"] = chunk.end - chunk.begin;
+  meta["totalBytes"] = part.text.size();
+  const bool has_more = index + 1 < total;
+  meta["hasMore"] = has_more;
+  if (has_more) meta["nextCursor"] = issuer.text_chunk(part_index, index + 1);
+  meta["hint"] =
+      has_more
+          ? fmt::format(
+                "Chunk {} of {} (lines {}-{} of {}). For the next chunk call {} with {{\"cursor\": "
+                "_ctxguard.nextCursor}}; add \"startLine\"/\"endLine\" for exact lines or "
+                "\"query\" to find lines.",
+                index + 1, total, chunk.first_line, chunk.last_line,
+                part.lines ? part.lines->lines() : 0, fetch_tool)
+          : fmt::format("The last chunk ({} of {}): the text ends here.", index + 1, total);
+  return meta;
+}
+
+json::object value_piece_fields(std::string_view path, bool is_string) {
+  return json::object{{"valuePath", path}, {"valueType", is_string ? "string" : "json"}};
+}
+
+void add_summary_fields(json::object& meta, const ViewStats& stats,
+                        const std::vector<Projection>& projections,
+                        const std::string& result_cursor, std::string_view fetch_tool) {
+  if (stats.strings_cut + stats.values_collapsed == 0 && stats.tables.empty() &&
+      projections.empty()) {
+    return;
+  }
+  if (stats.strings_cut > 0) meta["stringsCut"] = stats.strings_cut;
+  if (stats.values_collapsed > 0) meta["valuesCollapsed"] = stats.values_collapsed;
+  if (!stats.tables.empty()) {
+    json::array paths;
+    for (const std::string& path : stats.tables) paths.emplace_back(path);
+    meta["tables"] = std::move(paths);
+  }
+  if (!projections.empty()) {
+    json::array list;
+    for (const Projection& projection : projections) {
+      json::array kept;
+      for (const std::string& field : projection.kept) kept.emplace_back(field);
+      json::array omitted;
+      for (const std::string& field : projection.omitted) omitted.emplace_back(field);
+      list.push_back(json::object{{"path", projection.path},
+                                  {"projectedFields", std::move(kept)},
+                                  {"omittedFields", std::move(omitted)},
+                                  {"totalFields", projection.total_fields}});
+    }
+    meta["projections"] = std::move(list);
+  }
+  meta["resultCursor"] = result_cursor;
+  std::string hint;
+  if (const json::value* existing = meta.if_contains("hint"); existing && existing->is_string()) {
+    hint = std::string(existing->get_string()) + " ";
+  }
+  hint += "Shortened to fit: ";
+  std::vector<std::string> what;
+  if (stats.strings_cut > 0) what.emplace_back("long strings end in \"…[+N chars: PATH]\"");
+  if (stats.values_collapsed > 0)
+    what.emplace_back("deep values read \"[object of N keys: PATH]\"");
+  if (!projections.empty()) {
+    what.emplace_back("records keep only some fields (_ctxguard.projections)");
+  }
+  if (!stats.tables.empty()) {
+    what.emplace_back(
+        "uniform records at _ctxguard.tables are written once as {\"columns\":[...],"
+        "\"rows\":[[...]]}, all values kept");
+  }
+  for (std::size_t i = 0; i < what.size(); ++i) hint += (i == 0 ? "" : "; ") + what[i];
+  hint += fmt::format(
+      ". For any value in full call {} with {{\"cursor\": _ctxguard.resultCursor, \"path\": "
+      "PATH}}",
+      fetch_tool);
+  if (!projections.empty()) hint += "; add \"fields\": [...] to choose the fields of records";
+  hint += '.';
+  meta["hint"] = std::move(hint);
+}
+
 json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor) {
   json::object fields;
   fields["path"] = cut.path;

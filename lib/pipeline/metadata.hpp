@@ -13,9 +13,18 @@
 #include <boost/json/object.hpp>
 
 #include "cursor/cursor_codec.hpp"
+#include "pipeline/cached_result.hpp"
 #include "pipeline/paginate.hpp"
+#include "pipeline/projection.hpp"
 
 namespace ctxguard::pipeline {
+
+// Planning allowances for what `_ctxguard` adds to an answer (its fields, each cursor); answers
+// are measured after they are written, and re-planned up to kPlanningRounds times when one comes
+// out larger than planned.
+inline constexpr std::size_t kMetadataTokens = 160;
+inline constexpr std::size_t kTokensPerCursor = 70;
+inline constexpr int kPlanningRounds = 6;
 
 // Cache ids restart at 1 in every process, and a configured secret outlives the process: cursors
 // carry the id XOR a random per-process salt, so a cursor from an earlier run finds nothing
@@ -32,6 +41,18 @@ class CursorIssuer {
   std::string array_page(std::size_t part, const std::string& path, std::size_t offset,
                          std::size_t limit, const std::vector<std::string>& fields) const;
   std::string text_range(std::size_t part, const std::string& path, std::size_t offset) const;
+  std::string text_chunk(std::size_t part, std::size_t index) const;
+  // A line range going on: from byte `resume_at` of a text part to the end of line `last`.
+  std::string line_range(std::size_t part, std::size_t resume_at, std::size_t last) const;
+  // A line search going on: the lines matching `query` from line `first` on.
+  std::string line_query(std::size_t part, std::size_t first, const std::string& query) const;
+  // The value at `path` (any value: a whole part with "").
+  std::string value(std::size_t part, const std::string& path) const;
+  // A search continued: items of the array at `path` from `offset` on matching `query`, shown
+  // with `fields` when the search asked for them.
+  std::string array_query(std::size_t part, const std::string& path, std::size_t offset,
+                          std::size_t limit, const std::vector<std::string>& fields,
+                          const std::string& query) const;
 
  private:
   const cursor::CursorCodec& codec_;
@@ -71,6 +92,23 @@ boost::json::object array_metadata(const std::vector<ArrayCut>& cuts,
 std::string settle_budget_fields(
     boost::json::object& meta, std::size_t token_budget, std::size_t other_tokens,
     const std::function<std::string(const boost::json::object&)>& render, std::size_t& tokens);
+
+// The `_ctxguard` of chunk `index` of text part `part` (FR-022): chunkIndex, totalChunks,
+// startLine, endLine, totalLines, bytesInChunk, totalBytes, hasMore, nextCursor and the hint.
+boost::json::object chunk_metadata(const CachedPart& part, std::size_t part_index,
+                                   std::size_t index, const CursorIssuer& issuer,
+                                   std::string_view fetch_tool);
+
+// The `_ctxguard` fields of a piece of a JSON value fetched by path, which comes as text when it
+// is a string (its characters, unquoted) or too large for the budget (its JSON text): where the
+// value is, and which of the two the pieces hold.
+boost::json::object value_piece_fields(std::string_view path, bool is_string);
+
+// Adds what summarization did to `meta` (stringsCut, valuesCollapsed, projections, resultCursor)
+// and extends its hint; nothing when it did nothing.
+void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
+                        const std::vector<Projection>& projections,
+                        const std::string& result_cursor, std::string_view fetch_tool);
 
 // A tool result of one text item; `is_error` marks problems the model can act on.
 boost::json::object text_tool_result(std::string text, bool is_error);

@@ -1,5 +1,7 @@
 #include "pipeline/paginate.hpp"
 
+#include "pipeline/table_form.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -11,10 +13,6 @@
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
-
-bool keeps_field(const std::vector<std::string>& fields, std::string_view key) {
-  return std::find(fields.begin(), fields.end(), key) != fields.end();
-}
 
 std::string CutPlanner::path_of(const std::vector<Segment>& segments) {
   std::string path = base_path_;
@@ -28,98 +26,133 @@ std::string CutPlanner::path_of(const std::vector<Segment>& segments) {
   return path;
 }
 
-double CutPlanner::walk(const json::value& value, std::vector<Segment>& path, int parent,
-                        std::size_t parent_item, std::size_t part) {
-  const double before = counter_.fractional_tokens();
-  if (const json::array* array = value.if_array()) {
+// Mirrors write_view (summarize.cpp) byte for byte, feeding the counter instead of a string.
+void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, const Place& place) {
+  const json::array* array = value.if_array();
+  const json::object* object = value.if_object();
+  if ((array != nullptr || object != nullptr) && view_->max_depth != 0 &&
+      place.depth > view_->max_depth) {
+    counter_.add_json_string(collapsed_value(value, path_of(path)));
+    return;
+  }
+  if (array != nullptr) {
+    const double before = counter_.fractional_tokens();
     // Paths are spelled out only for arrays that may be cut: most nodes never need theirs.
     std::string pointer;
     if (array->size() > min_cut_items_) pointer = path_of(path);
     // A path too long for a cursor could never be continued: such an array is left whole.
     const bool cuttable = array->size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
-    int self = parent;
+    Place inner = place;
+    inner.depth = place.depth + 1;
+    inner.array = array;
     if (cuttable) {
       Candidate candidate;
       candidate.array = array;
-      candidate.part = part;
+      candidate.part = place.part;
       candidate.path = std::move(pointer);
       candidate.count = array->size();
       candidate.keep = array->size();
-      candidate.parent = parent;
-      candidate.parent_item = parent_item;
+      candidate.parent = place.parent;
+      candidate.parent_item = place.parent_item;
       candidate.item_cost.reserve(array->size());
       candidates_.push_back(std::move(candidate));
-      self = static_cast<int>(candidates_.size() - 1);
+      inner.parent = static_cast<int>(candidates_.size() - 1);
     }
-    counter_.add("[");
+    // --tables: as write_table writes it (keys once, then a row of scalars per item).
+    const bool table =
+        shows_as_table(*array, {0, array->size()}, *view_, place.depth, place.inherited);
+    if (table) {
+      count_table_head(*array);
+    } else {
+      counter_.add("[");
+    }
     path.push_back(Segment{});
     for (std::size_t i = 0; i < array->size(); ++i) {
       const double item_before = counter_.fractional_tokens();
       if (i != 0) counter_.add(",");
       path.back() = Segment{.key = {}, .index = i, .is_index = true};
-      walk((*array)[i], path, self, cuttable ? i : parent_item, part);
+      if (cuttable) inner.parent_item = i;
+      if (table) {
+        count_table_row((*array)[i].get_object());
+      } else {
+        walk((*array)[i], path, inner);
+      }
       // candidates_ may have grown: index, do not hold a reference across walk().
       if (cuttable) {
-        candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
+        candidates_[inner.parent].item_cost.push_back(counter_.fractional_tokens() - item_before);
       }
     }
     path.pop_back();
-    counter_.add("]");
+    counter_.add(table ? "]}" : "]");
     if (cuttable) {
-      Candidate& candidate = candidates_[self];
+      Candidate& candidate = candidates_[inner.parent];
       candidate.original_cost = counter_.fractional_tokens() - before;
       candidate.shown_cost =
           std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
     }
-  } else if (const json::object* object = value.if_object()) {
+  } else if (object != nullptr) {
+    const FieldList* fields = projection_of(*view_, *object, place.array, place.inherited);
+    FieldList sub;
+    Place inner = place;
+    inner.depth = place.depth + 1;
+    inner.array = nullptr;
     counter_.add("{");
     bool first = true;
     for (const json::key_value_pair& member : *object) {
+      const FieldUse use =
+          fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
+      if (use == FieldUse::kDrop) continue;
       if (!first) counter_.add(",");
       first = false;
-      walk_member(member, path, parent, parent_item, part);
+      counter_.add_json_string(member.key());
+      counter_.add(":");
+      path.push_back(Segment{.key = member.key(), .index = 0, .is_index = false});
+      inner.inherited = use == FieldUse::kPartial ? &sub : nullptr;
+      walk(member.value(), path, inner);
+      path.pop_back();
     }
     counter_.add("}");
+  } else if (const json::string* string = value.if_string();
+             string != nullptr && view_->max_string_chars != 0 &&
+             string->size() > view_->max_string_chars) {
+    if (auto cut = cut_string(*string, view_->max_string_chars, path_of(path))) {
+      counter_.add_json_string(*cut);
+    } else {
+      counter_.add_json(value);
+    }
   } else {
     counter_.add_json(value);
   }
-  return counter_.fractional_tokens() - before;
 }
 
-double CutPlanner::walk_member(const json::key_value_pair& member, std::vector<Segment>& path,
-                               int parent, std::size_t parent_item, std::size_t part) {
-  const double before = counter_.fractional_tokens();
-  counter_.add_json_string(member.key());
-  counter_.add(":");
-  path.push_back(Segment{.key = member.key(), .index = 0, .is_index = false});
-  walk(member.value(), path, parent, parent_item, part);
-  path.pop_back();
-  return counter_.fractional_tokens() - before;
-}
-
-double CutPlanner::walk_item(const json::value& item, const std::vector<std::string>& fields,
-                             std::vector<Segment>& path, int parent, std::size_t parent_item,
-                             std::size_t part) {
-  const json::object* object = item.if_object();
-  if (fields.empty() || object == nullptr) return walk(item, path, parent, parent_item, part);
-  const double before = counter_.fractional_tokens();
-  counter_.add("{");
-  bool first = true;
-  for (const json::key_value_pair& member : *object) {
-    if (!keeps_field(fields, member.key())) continue;
-    if (!first) counter_.add(",");
-    first = false;
-    walk_member(member, path, parent, parent_item, part);
+void CutPlanner::count_table_head(const json::array& array) {
+  counter_.add("{\"columns\":[");
+  bool first_key = true;
+  for (const json::key_value_pair& member : array.front().get_object()) {
+    if (!first_key) counter_.add(",");
+    first_key = false;
+    counter_.add_json_string(member.key());
   }
-  counter_.add("}");
-  return counter_.fractional_tokens() - before;
+  counter_.add("],\"rows\":[");
+}
+
+void CutPlanner::count_table_row(const json::object& item) {
+  counter_.add("[");
+  bool first_value = true;
+  for (const json::key_value_pair& member : item) {
+    if (!first_value) counter_.add(",");
+    first_value = false;
+    counter_.add_json(member.value());
+  }
+  counter_.add("]");
 }
 
 double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
   base_path_ = path;
   std::vector<Segment> segments;
   counter_ = budget::TokenCounter{};
-  return walk(root, segments, -1, 0, part);
+  walk(root, segments, Place{.part = part});
+  return counter_.fractional_tokens();
 }
 
 void CutPlanner::set_weight(std::size_t part, double weight) {
@@ -130,7 +163,7 @@ void CutPlanner::set_weight(std::size_t part, double weight) {
 
 double CutPlanner::add_page(const json::array& array, std::size_t part, const std::string& path,
                             std::size_t begin, std::size_t count,
-                            const std::vector<std::string>& fields) {
+                            const std::vector<std::size_t>* indices) {
   Candidate page;
   page.array = &array;
   page.part = part;
@@ -144,15 +177,29 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
   base_path_ = path;
   std::vector<Segment> segments(1);
   counter_ = budget::TokenCounter{};
-  counter_.add("[");
+  // As write_page_items writes the page: a table, or the items one by one.
+  const bool table =
+      indices == nullptr && shows_as_table(array, {begin, count}, *view_, 0, nullptr);
+  if (table) {
+    count_table_head(array);
+  } else {
+    counter_.add("[");
+  }
+  Place place{.parent = self, .parent_item = 0, .part = part, .depth = 1, .array = &array};
   for (std::size_t i = 0; i < count; ++i) {
     const double item_before = counter_.fractional_tokens();
     if (i != 0) counter_.add(",");
-    segments.front() = Segment{.key = {}, .index = begin + i, .is_index = true};
-    walk_item(array[begin + i], fields, segments, self, i, part);
+    const std::size_t index = indices != nullptr ? (*indices)[i] : begin + i;
+    segments.front() = Segment{.key = {}, .index = index, .is_index = true};
+    place.parent_item = i;
+    if (table) {
+      count_table_row(array[index].get_object());
+    } else {
+      walk(array[index], segments, place);
+    }
     candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
   }
-  counter_.add("]");
+  counter_.add(table ? "]}" : "]");
   Candidate& candidate = candidates_[self];
   candidate.original_cost = counter_.fractional_tokens();
   candidate.shown_cost =
@@ -198,6 +245,12 @@ double CutPlanner::shrink(int index, std::size_t keep) {
 }
 
 bool CutPlanner::cut(double excess) {
+  if (cut_to_pages(excess)) return true;
+  return shrink_shown(excess_left_);
+}
+
+bool CutPlanner::cut_to_pages(double excess) {
+  excess_left_ = excess;
   if (excess <= 0) return true;
   // Largest first: every array longer than a page is cut to one page until the answer fits.
   std::vector<int> order(candidates_.size());
@@ -206,33 +259,40 @@ bool CutPlanner::cut(double excess) {
     return candidates_[a].original_cost > candidates_[b].original_cost;
   });
   for (const int index : order) {
-    if (excess <= 0) return true;
+    if (excess <= 0) break;
     const Candidate& candidate = candidates_[index];
     if (candidate.is_page || candidate.keep <= page_size_ || !visible(index)) continue;
     excess -= shrink(index, page_size_);
   }
-  // Still too large: shorten the largest array shown, item by item from its end, and repeat.
+  excess_left_ = excess;
+  return excess <= 0;
+}
+
+bool CutPlanner::shrink_shown(double excess, std::size_t min_keep) {
+  min_keep = std::max<std::size_t>(min_keep, 1);
+  // Shorten the largest array shown, item by item from its end, and repeat.
   while (excess > 0) {
     int largest = -1;
     for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
       const Candidate& candidate = candidates_[i];
-      if (candidate.keep <= 1 || !visible(i)) continue;
+      if (candidate.keep <= min_keep || !visible(i)) continue;
       if (largest < 0 || candidate.shown_cost * candidate.weight >
                              candidates_[largest].shown_cost * candidates_[largest].weight) {
         largest = i;
       }
     }
-    if (largest < 0) return false;
+    if (largest < 0) break;
     const Candidate& candidate = candidates_[largest];
     std::size_t keep = candidate.keep;
     double saving = 0;
-    while (keep > 1 && excess - saving > 0) {
+    while (keep > min_keep && excess - saving > 0) {
       --keep;
       saving += candidate.item_cost[keep] * candidate.weight;
     }
     excess -= shrink(largest, keep);
   }
-  return true;
+  excess_left_ = excess;
+  return excess <= 0;
 }
 
 std::vector<ArrayCut> CutPlanner::visible_cuts() const {
@@ -266,35 +326,45 @@ CutMap CutPlanner::cut_map() const {
   return map;
 }
 
-namespace {
-
-// The window of every array: the cut ranges, everything else whole.
-auto windows_of(const CutMap& cuts) {
-  return [&cuts](const json::array& array) {
-    const auto cut = cuts.find(&array);
-    return cut != cuts.end() ? cut->second : ItemWindow{0, array.size()};
-  };
+bool plan_level(CutPlanner& planner, FitLevel level, double excess) {
+  if (planner.cut_to_pages(excess)) return true;
+  switch (level) {
+    case FitLevel::kPages:
+    case FitLevel::kSummarize:
+      return false;
+    case FitLevel::kFewer:
+    case FitLevel::kProject:
+      return planner.shrink_shown(planner.excess_left(), kMinItemsShown);
+    case FitLevel::kShrink:
+    case FitLevel::kTighten:
+      return planner.shrink_shown(planner.excess_left(), 1);
+  }
+  return false;
 }
-
-}  // namespace
 
 void write_with_cuts(std::string& out, const json::value& value, const CutMap& cuts) {
-  write_json_windowed(out, value, windows_of(cuts));
+  write_json_windowed(out, value, [&cuts](const json::array& array) {
+    const auto cut = cuts.find(&array);
+    return cut != cuts.end() ? cut->second : ItemWindow{0, array.size()};
+  });
 }
 
-void write_page_items(std::string& out, const json::array& array, ShownRange range,
-                      const std::vector<std::string>& fields, const CutMap& cuts) {
-  const auto window = windows_of(cuts);
+void write_page_items(std::string& out, const json::array& array, const std::string& path,
+                      ShownRange range, const std::vector<std::size_t>* indices,
+                      const ValueView& view, const CutMap& cuts, ViewStats& stats) {
+  if (indices == nullptr && shows_as_table(array, {range.begin, range.count}, view, 0, nullptr)) {
+    write_table(out, array, {range.begin, range.count});
+    stats.tables.push_back(path);
+    return;
+  }
+  std::string scratch = path;
   out += '[';
-  for (std::size_t i = range.begin; i < range.begin + range.count; ++i) {
-    if (i != range.begin) out += ',';
-    const json::object* object = array[i].if_object();
-    if (fields.empty() || object == nullptr) {
-      write_json_windowed(out, array[i], window);
-      continue;
-    }
-    write_json_members(
-        out, *object, [&fields](std::string_view key) { return keeps_field(fields, key); }, window);
+  for (std::size_t i = 0; i < range.count; ++i) {
+    if (i != 0) out += ',';
+    const std::size_t index = indices != nullptr ? (*indices)[i] : range.begin + i;
+    scratch.resize(path.size());
+    append_pointer_index(scratch, index);
+    write_view_item(out, array[index], array, view, cuts, scratch, 1, stats);
   }
   out += ']';
 }

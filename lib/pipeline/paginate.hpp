@@ -23,6 +23,7 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_estimator.hpp"
+#include "pipeline/summarize.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
@@ -39,13 +40,16 @@ struct ArrayCut {
 };
 
 using ShownRange = ItemWindow;
-using CutMap = std::unordered_map<const boost::json::array*, ShownRange>;
 
 class CutPlanner {
  public:
   // `cut_cost`: what listing one more shortened array costs (its path and cursor in _ctxguard).
   CutPlanner(std::size_t page_size, std::size_t min_cut_items, double cut_cost = 0)
       : page_size_(page_size), min_cut_items_(min_cut_items), cut_cost_(cut_cost) {}
+
+  // Prices values as `view` shows them (strings cut, deep values collapsed, records projected);
+  // set before adding trees. `view` must outlive the planner.
+  void set_view(const ValueView& view) { view_ = &view; }
 
   // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Returns
   // its cost: the token estimate of its minified form.
@@ -54,13 +58,22 @@ class CutPlanner {
   // Each token of `part` counts `weight` times (a part structuredContent mirrors counts twice).
   void set_weight(std::size_t part, double weight);
 
-  // Registers a page: items [begin, begin + count) of `array` (at `path` in `part`), each object
-  // item projected to `fields` when that is not empty. The page itself may shrink to one item.
+  // Registers a page: items [begin, begin + count) of `array` (at `path` in `part`), or with
+  // `indices` the items it lists (count = its size; a query's matches), each as the view shows
+  // it. The page itself may shrink to one item.
   double add_page(const boost::json::array& array, std::size_t part, const std::string& path,
-                  std::size_t begin, std::size_t count, const std::vector<std::string>& fields);
+                  std::size_t begin, std::size_t count,
+                  const std::vector<std::size_t>* indices = nullptr);
 
   // Cuts until `excess` cost is gone. Returns true when it is.
   bool cut(double excess);
+  // Only the first step of cut(): arrays longer than a page cut to one page, largest first.
+  bool cut_to_pages(double excess);
+  // Only the second step: the largest arrays shown shortened further, never below `min_keep`
+  // items (nor below one).
+  bool shrink_shown(double excess, std::size_t min_keep = 1);
+  // What the last cut could not remove (<= 0 when it reached its target).
+  double excess_left() const { return excess_left_; }
 
   // Arrays shown shortened, largest first; a page (if any) comes first.
   std::vector<ArrayCut> visible_cuts() const;
@@ -92,14 +105,21 @@ class CutPlanner {
     bool is_index = false;
   };
 
+  // Where the walk is: what it needs besides the value and its path.
+  struct Place {
+    int parent = -1;  // the nearest enclosing candidate
+    std::size_t parent_item = 0;
+    std::size_t part = 0;
+    std::size_t depth = 0;
+    const boost::json::array* array = nullptr;  // the array the value is an item of
+    const FieldList* inherited = nullptr;       // a dotted projection passed down
+  };
+
   std::string path_of(const std::vector<Segment>& segments);
-  double walk(const boost::json::value& value, std::vector<Segment>& path, int parent,
-              std::size_t parent_item, std::size_t part);
-  double walk_item(const boost::json::value& item, const std::vector<std::string>& fields,
-                   std::vector<Segment>& path, int parent, std::size_t parent_item,
-                   std::size_t part);
-  double walk_member(const boost::json::key_value_pair& member, std::vector<Segment>& path,
-                     int parent, std::size_t parent_item, std::size_t part);
+  void walk(const boost::json::value& value, std::vector<Segment>& path, const Place& place);
+  // An array shown as a table (--tables): its head up to the first row, and one row.
+  void count_table_head(const boost::json::array& array);
+  void count_table_row(const boost::json::object& item);
   bool visible(int index) const;
   // Shows only the first `keep` items of candidate `index`; returns the weighted saving.
   double shrink(int index, std::size_t keep);
@@ -110,17 +130,42 @@ class CutPlanner {
   budget::TokenCounter counter_;  // fed the bytes of everything walked, in writing order
   std::string base_path_;         // the pointer of the value being walked
   std::vector<Candidate> candidates_;
+  const ValueView* view_ = &kWholeView;
+  double excess_left_ = 0;  // what the last cut left over
 };
+
+// How far fitting a value goes, in order: each level is tried only when the one before cannot
+// bring the answer within its budget (first answers and ctxguard_fetch pages alike).
+enum class FitLevel {
+  kPages,      // arrays longer than a page cut to one page
+  kSummarize,  // + long strings cut, deep values collapsed (the view's limits)
+  kFewer,      // + shown arrays shortened, to no fewer than kMinItemsShown items
+  kProject,    // + records keep their essential fields (at least kMinProjectedFields)
+  kShrink,     // + shown arrays shortened down to one item
+  kTighten,    // + the view tightened step by step (summarize.hpp's tighten), planned as kShrink
+};
+inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize,
+                                          FitLevel::kFewer,  FitLevel::kProject,
+                                          FitLevel::kShrink, FitLevel::kTighten};
+// Planning rounds per tightening step (each step already removes a lot).
+inline constexpr int kTightenRounds = 2;
+// Projection is preferred to showing fewer items than this: a page of ten projected records
+// says more than three whole ones.
+inline constexpr std::size_t kMinItemsShown = 10;
+inline constexpr std::size_t kMinProjectedFields = 3;
+
+// Plans `level`'s cuts on a planner holding the value(s); true when they remove `excess`.
+bool plan_level(CutPlanner& planner, FitLevel level, double excess);
 
 // Writes `value` minified, showing only the ranges `cuts` gives for the arrays it names.
 void write_with_cuts(std::string& out, const boost::json::value& value, const CutMap& cuts);
 
-// Writes `[...]` with items [range.begin, range.begin + range.count) of `array`, each object item
-// projected to `fields` when that is not empty, nested arrays shortened as `cuts` says.
-void write_page_items(std::string& out, const boost::json::array& array, ShownRange range,
-                      const std::vector<std::string>& fields, const CutMap& cuts);
-
-// Object members whose key is in `fields`, in the object's order.
-bool keeps_field(const std::vector<std::string>& fields, std::string_view key);
+// Writes `[...]` with items [range.begin, range.begin + range.count) of `array` (at `path`), or
+// with `indices` the items it lists, as `view` shows them, nested arrays shortened as `cuts`
+// says; or, when the view shows those items as a table, {"columns":[...],"rows":[...]} (and
+// `path` is added to stats.tables).
+void write_page_items(std::string& out, const boost::json::array& array, const std::string& path,
+                      ShownRange range, const std::vector<std::size_t>* indices,
+                      const ValueView& view, const CutMap& cuts, ViewStats& stats);
 
 }  // namespace ctxguard::pipeline

@@ -13,9 +13,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -23,6 +26,7 @@
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
+#include "pipeline/json_parts.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -42,9 +46,10 @@ struct CallRecord {
   std::size_t final_bytes = 0;
   std::size_t items_total = 0;  // items in the arrays that were cut
   std::size_t items_shown = 0;
-  std::vector<std::string_view> stages;  // "compact", "paginate", "hard-cap"
-  std::uint64_t cache_entry = 0;         // 0 when nothing was cached
-  std::chrono::nanoseconds latency{0};   // filled in by the caller
+  // "chunk", "compact", "paginate", "summarize", "project", "hard-cap"; "fetch" for fetches
+  std::vector<std::string_view> stages;
+  std::uint64_t cache_entry = 0;        // 0 when nothing was cached
+  std::chrono::nanoseconds latency{0};  // filled in by the caller
 };
 
 struct RewrittenResult {
@@ -66,11 +71,30 @@ class ResultPipeline {
   // may be moved from when a rewrite is returned.
   std::optional<RewrittenResult> process(boost::json::object& result, const CallContext& context);
 
+  // A resources/read result (US4 for resources): text contents over the chunk size become their
+  // first chunk followed by a contents item (same uri, application/json) holding
+  // {"_ctxguard": ...}; blobs and short texts pass. nullopt when nothing changed. `context.tool`
+  // names the resource in logs.
+  std::optional<RewrittenResult> process_resource(boost::json::object& result,
+                                                  const CallContext& context);
+
+  // --spill-dir: writes a part's full text; returns the handle that keeps the file and its path,
+  // or nullopt when it could not (the answer then names no file). Set by the proxy (I/O lives
+  // there); unset, nothing is spilled.
+  using SpillWriter =
+      std::function<std::optional<std::pair<std::shared_ptr<const void>, std::string>>(
+          std::string_view tool, std::string_view extension, std::string_view content)>;
+  void set_spill_writer(SpillWriter writer) { spill_ = std::move(writer); }
+
  private:
+  // Whether `result` holds plain text over the chunk size (chunked even within the budget).
+  bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens) const;
+
   const config::BudgetSettings& budget_;
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
   std::string fetch_tool_{"ctxguard_fetch"};
+  SpillWriter spill_;
 };
 
 }  // namespace ctxguard::pipeline

@@ -48,8 +48,7 @@ void log_call_record(const pipeline::CallRecord& record) {
 }
 
 Interceptor::Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec)
-    : budget_(budget),
-      cache_(budget.cache_bytes, budget.cursor_ttl),
+    : cache_(budget.cache_bytes, budget.cursor_ttl),
       pipeline_(budget, codec, cache_),
       fetch_(budget, codec, cache_),
       tool_list_(budget) {}
@@ -191,6 +190,20 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
                     edit.output_schemas_removed);
     }
     return edit.changed;
+  }
+  if (route.method == session::kResourcesRead) {
+    const auto started = Clock::now();
+    // Both arms views: a std::string temporary here would leave `tool` dangling.
+    const std::string_view name =
+        route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
+    const pipeline::CallContext context{name, true, now, wall_now};
+    auto rewritten = pipeline_.process_resource(*result, context);
+    if (!rewritten) return false;
+    response.as_object()["result"] = std::move(rewritten->result);
+    rewritten->record.original_bytes = line_bytes;
+    rewritten->record.latency = Clock::now() - started;
+    records_.push_back(std::move(rewritten->record));
+    return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
     return mcp::add_instructions(*result, fetch_.name());

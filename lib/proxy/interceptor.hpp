@@ -5,6 +5,7 @@
 //
 // What it rewrites (all else passes byte-identical):
 //   - tools/call results (and tasks/result results of task-augmented calls): the budget pipeline;
+//   - resources/read results: long text contents chunked;
 //   - tools/list results: outputSchema removed, ctxguard_fetch appended on the last page;
 //   - initialize and server/discover results: ctxguard's paragraph added to `instructions`.
 // A rewrite that fails for any reason is logged and the original line goes out instead.
@@ -47,6 +48,9 @@ class Interceptor {
                   WallClock::time_point wall_now);
 
   session::SessionRouter& router() { return router_; }
+  void set_spill_writer(pipeline::ResultPipeline::SpillWriter writer) {
+    pipeline_.set_spill_writer(std::move(writer));
+  }
   const pipeline::ResultCache& cache() const { return cache_; }
 
  private:
@@ -60,7 +64,6 @@ class Interceptor {
                            Clock::time_point now, WallClock::time_point wall_now,
                            std::size_t line_bytes);
 
-  const config::BudgetSettings& budget_;
   session::SessionRouter router_;
   pipeline::ResultCache cache_;
   pipeline::ResultPipeline pipeline_;

@@ -23,6 +23,7 @@
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
 #include "proxy/stdio_streams.hpp"
+#include "spill/spill_file.hpp"
 
 namespace ctxguard::proxy {
 namespace {
@@ -56,6 +57,8 @@ class Session {
         to_server_(asio::posix::stream_descriptor(io, child_.take_stdin()), kWriterHighWaterBytes,
                    "server"),
         to_client_(std::move(stdio_.out()), kWriterHighWaterBytes, "client") {}
+
+  Interceptor& interceptor() { return interceptor_; }
 
   void start() {
     spawn(pump(Direction::kClientToServer, stdio_.in()));
@@ -331,6 +334,17 @@ int run_proxy(const config::Settings& settings) {
   asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
   signals.add(SIGHUP);
 
+  // --spill-dir is checked before the server starts: a bad directory is a start-up error.
+  std::optional<spill::SpillDirectory> spill_dir;
+  if (settings.budget.summary.spill_dir) {
+    try {
+      spill_dir.emplace(*settings.budget.summary.spill_dir);
+    } catch (const std::exception& error) {
+      spdlog::error("{}", error.what());
+      return kExitCannotStart;
+    }
+  }
+
   auto child = ChildProcess::spawn(settings.server_command);
   if (!child) {
     spdlog::error("cannot start the server '{}': {}", settings.server_command.front(),
@@ -341,6 +355,20 @@ int run_proxy(const config::Settings& settings) {
   spdlog::debug("server command line: {}", join(settings.server_command));
 
   Session session(io, settings, signals, std::move(*child), codec);
+  if (spill_dir) {
+    session.interceptor().set_spill_writer(
+        [&spill_dir](std::string_view tool, std::string_view extension, std::string_view content)
+            -> std::optional<std::pair<std::shared_ptr<const void>, std::string>> {
+          auto file = spill_dir->write(tool, extension, content);
+          if (!file) {
+            spdlog::warn("cannot write a spill file in {}: {}", spill_dir->dir().string(),
+                         file.error().message());
+            return std::nullopt;
+          }
+          std::string path = (*file)->path().string();
+          return std::pair{std::shared_ptr<const void>(std::move(*file)), std::move(path)};
+        });
+  }
   session.start();
   io.run();
   return session.exit_status();

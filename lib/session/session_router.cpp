@@ -10,6 +10,8 @@ std::string subject_of(const boost::json::value& element, std::string_view metho
     member = "name";
   } else if (method == kTasksResult) {
     member = "taskId";
+  } else if (method == kResourcesRead) {
+    member = "uri";
   } else {
     return {};
   }

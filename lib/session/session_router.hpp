@@ -59,6 +59,7 @@ class SessionRouter {
 inline constexpr std::string_view kInitialize = "initialize";
 inline constexpr std::string_view kServerDiscover = "server/discover";
 inline constexpr std::string_view kToolsList = "tools/list";
+inline constexpr std::string_view kResourcesRead = "resources/read";
 inline constexpr std::string_view kToolsCall = "tools/call";
 inline constexpr std::string_view kTasksResult = "tasks/result";
 inline constexpr std::string_view kCancelled = "notifications/cancelled";

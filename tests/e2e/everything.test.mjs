@@ -176,7 +176,7 @@ describe('server-everything direct vs through ctxguard', { skip: SKIP, timeout: 
   before(async () => {
     [direct, proxied] = await Promise.all([
       connectDirect(cmd, clientOptions(dlog)),
-      connectProxied(cmd, ['--log-level', 'info'], clientOptions(plog)),
+      connectProxied(cmd, ['--log-level', 'info', '--chunk-size', '4000'], clientOptions(plog)),
     ]);
     // The server asks the client for its roots 350 ms after initialization
     // (server-to-client request id 0, the same id as the client's initialize).

@@ -48,7 +48,9 @@ const CTXGUARD_PARAGRAPH = 'Tool results pass through ctxguard, which keeps each
   + 'to `_ctxguard.nextCursor`; it answers from a cache, without running the tool again. Add `limit` for fewer items per page '
   + 'or `fields` to keep only some keys. A cursor expires after a while: then call the original tool again.';
 // ctxguard's largest budget and hard cap: every answer of this suite passes unchanged.
-const NO_REWRITE = ['--token-budget', '10000000', '--hard-cap', '10000000'];
+const NO_REWRITE = ['--token-budget', '10000000', '--hard-cap', '10000000', '--chunk-size', '10000000'];
+// Pagination only (summarizing has its own tests): every answer rebuilds from its cursors.
+const PAGINATION_ONLY = ['--max-depth', '0', '--max-string', '0', '--no-projection', '--chunk-size', '4000'];
 const HARD_CAP = 12000; // the default: no first answer goes above it
 
 /** True when `item` is the trailing {"_ctxguard": {...}} text item of a hard-cap cut. */
@@ -201,7 +203,7 @@ describe('server-filesystem direct vs through ctxguard', { skip: SKIP, timeout: 
     makeDataFolder(proot);
     [direct, proxied, unlimited] = await Promise.all([
       connectDirect(serverCommand('filesystem', droot)),
-      connectProxied(serverCommand('filesystem', proot), ['--log-level', 'debug']),
+      connectProxied(serverCommand('filesystem', proot), ['--log-level', 'debug', ...PAGINATION_ONLY]),
       connectProxied(serverCommand('filesystem', proot), NO_REWRITE),
     ]);
   });

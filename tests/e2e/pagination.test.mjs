@@ -150,8 +150,8 @@ describe('server-memory read_graph of a 3000-entity knowledge graph', { skip: SK
     const cmd = memoryServerCommand(path.join(tmp, 'graph.jsonl'));
     [direct, proxied, small] = await Promise.all([
       connectDirect(cmd),
-      connectProxied(cmd, ['--log-level', 'debug']),
-      connectProxied(cmd, ['--token-budget', '1000', '--page-size', '20']),
+      connectProxied(cmd, ['--log-level', 'debug', '--max-depth', '0', '--max-string', '0', '--no-projection']),
+      connectProxied(cmd, ['--token-budget', '1000', '--page-size', '20', '--max-depth', '0', '--max-string', '0', '--no-projection']),
     ]);
     // The graph is written through the direct session only; the proxied ones read the same file.
     const types = ['person', 'place', 'project', 'tool'];
@@ -359,9 +359,9 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     const cmd = serverCommand('filesystem', root);
     [direct, proxied, small, wideCap] = await Promise.all([
       connectDirect(cmd),
-      connectProxied(cmd, ['--log-level', 'debug']),
-      connectProxied(cmd, ['--token-budget', '1000', '--page-size', '20']),
-      connectProxied(cmd, ['--hard-cap', '1000000']),
+      connectProxied(cmd, ['--log-level', 'debug', '--max-depth', '0', '--max-string', '0', '--no-projection']),
+      connectProxied(cmd, ['--token-budget', '1000', '--page-size', '20', '--max-depth', '0', '--max-string', '0', '--no-projection']),
+      connectProxied(cmd, ['--hard-cap', '1000000', '--chunk-size', '4000']),
     ]);
     // The SDK validates structuredContent against outputSchemas it has seen: let it see tools/list.
     await Promise.all([proxied, small, wideCap].map((s) => s.client.listTools()));
@@ -464,12 +464,16 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     t.diagnostic(`${rec.pieces} pieces of ${rec.metas.map((m) => m.returnedBytes).join(', ')} bytes`);
   });
 
-  test('plain text between the budget and the hard cap passes unchanged', T, async () => {
+  test('plain text under the chunk size passes unchanged, over it is chunked', T, async () => {
     const args = { path: path.join(root, 'flat') };
     const [d, p] = await Promise.all([call(direct, 'list_directory', args), call(wideCap, 'list_directory', args)]);
-    assert.deepEqual(p, d);
-    // Over the budget for sure: the same answer is cut at the default hard cap.
-    assert.equal((await call(proxied, 'list_directory', args)).content.length, 2);
+    // Over the 4000-token chunk size: its first chunk and a trailing _ctxguard item.
+    assert.equal(p.content.length, 2);
+    const meta = JSON.parse(p.content[1].text)._ctxguard;
+    assert.equal(meta.chunkIndex, 0);
+    assert.ok(meta.totalChunks > 1);
+    const rec = await reconstructText(wideCap.client, p);
+    assert.equal(rec.text, textOf(d));
   });
 
   test('read_text_file of a 3000-record JSON array (escapes, unicode, numbers): wrapped, paginated, rebuilt exactly', T, async () => {

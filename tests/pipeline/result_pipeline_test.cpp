@@ -181,18 +181,18 @@ TEST_CASE("pipeline: other content and result members pass through") {
   REQUIRE(rewritten->result.at("_meta").at("k").as_int64() == 1);
 }
 
-TEST_CASE("pipeline: plain text passes under the hard cap and is cut with a cursor above it") {
-  Fixture fixture;
+TEST_CASE(
+    "pipeline: plain text passes under the chunk size and is chunked with a cursor above it") {
+  Fixture fixture;  // budget 1000: chunks of at most 800 tokens
   std::string lines;
-  for (int i = 0; lines.size() < 6000; ++i) lines += "[FILE] file-" + std::to_string(i) + ".txt\n";
-  REQUIRE(ctxguard::budget::estimate_tokens(lines) > 1000);
-  REQUIRE(ctxguard::budget::estimate_tokens(lines) <= 3000);
+  for (int i = 0; lines.size() < 1500; ++i) lines += "[FILE] file-" + std::to_string(i) + ".txt\n";
+  REQUIRE(ctxguard::budget::estimate_tokens(lines) <= 800);
   REQUIRE_FALSE(fixture.process(text_result(lines)).has_value());
 
   while (ctxguard::budget::estimate_tokens(lines) < 20000) lines += lines;
   auto rewritten = fixture.process(text_result(lines));
   REQUIRE(rewritten.has_value());
-  REQUIRE(tokens_of(rewritten->result) <= 3000);
+  REQUIRE(tokens_of(rewritten->result) <= 1000);
   const std::string first = text_at(rewritten->result, 0);
   REQUIRE(first.back() == '\n');  // cut at a line break
   REQUIRE(rebuild_text(fixture, rewritten->result, 0) == lines);

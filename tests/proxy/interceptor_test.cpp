@@ -150,3 +150,35 @@ TEST_CASE("interceptor: server/discover (stateless opening) gets the instruction
               .as_string()
               .find("ctxguard_fetch") != json::string::npos);
 }
+
+TEST_CASE("interceptor: a long resources/read text is chunked and named after its uri") {
+  Session session;
+  // The pipeline sees the resource's uri as the "tool" (logs, spill file names, rules). It once
+  // pointed into a destroyed temporary: the spill writer, handed that name, catches it.
+  std::string spilled_for;
+  session.interceptor.set_spill_writer(
+      [&](std::string_view tool, std::string_view,
+          std::string_view) -> std::optional<std::pair<std::shared_ptr<const void>, std::string>> {
+        spilled_for = std::string(tool);
+        return std::nullopt;
+      });
+  const std::string uri = "file:///var/log/some-service/application-server.log";
+  std::string log;
+  for (int i = 0; i < 4000; ++i)
+    log += "2026-11-22T10:00:00Z INFO line " + std::to_string(i) + "\n";
+  session.from_client(json::object{{"jsonrpc", "2.0"},
+                                   {"id", 3},
+                                   {"method", "resources/read"},
+                                   {"params", json::object{{"uri", uri}}}});
+  const Verdict verdict = session.from_server(response(
+      3,
+      json::object{{"contents", json::array{json::object{
+                                    {"uri", uri}, {"mimeType", "text/plain"}, {"text", log}}}}}));
+  REQUIRE(verdict.action == Verdict::Action::kSend);
+  const json::value message = json::parse(verdict.text);
+  const json::array& contents = message.at("result").at("contents").as_array();
+  REQUIRE(contents.size() == 2);
+  CHECK(log.starts_with(std::string(contents.at(0).at("text").as_string())));
+  CHECK(contents.at(1).at("uri").as_string() == uri);
+  CHECK(spilled_for == uri);
+}

@@ -84,10 +84,10 @@ export const FULL_CLIENT_CAPABILITIES = {
 const liveSessions = new Set();
 
 function makeSession(params, clientOptions = {}) {
-  const { name = 'ctxguard-e2e', capabilities = {}, setup, ...rest } = clientOptions;
+  const { name = 'ctxguard-e2e', capabilities = {}, setup, transportOptions = {}, ...rest } = clientOptions;
   const client = new Client({ name, version: '1.0.0' }, { capabilities, ...rest });
   if (setup) setup(client);
-  const transport = new StdioClientTransport({ ...params, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ ...params, ...transportOptions, stderr: 'pipe' });
   const chunks = [];
   transport.stderr.on('data', (c) => chunks.push(c));
   let proc = null;
@@ -162,7 +162,9 @@ export async function closeAllSessions() {
 /**
  * Spawn the server directly (no ctxguard) and connect the SDK client.
  * @param {{command: string, args: string[], env?: object}} cmd
- * @param {object} [clientOptions] {capabilities, setup(client), name, ...Client options}
+ * @param {object} [clientOptions] {capabilities, setup(client), name, transportOptions, ...Client options};
+ *        transportOptions go to StdioClientTransport, e.g. {maxBufferSize} for direct answers over
+ *        the SDK's 10 MB message limit
  */
 export async function connectDirect(cmd, clientOptions = {}) {
   const session = makeSession({ command: cmd.command, args: cmd.args, env: cmd.env }, clientOptions);

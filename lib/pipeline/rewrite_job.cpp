@@ -1,0 +1,380 @@
+#include "pipeline/rewrite_job.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "budget/token_estimator.hpp"
+#include "pipeline/text_chunk.hpp"
+#include "pipeline/text_cut.hpp"
+#include "support/json_reader.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool is_error) {
+  record_.tool = std::string(context_.tool);
+  record_.original_tokens = tokens.total;
+  const bool rewrite = context_.rewrite && !is_error;
+  split_ = split_result(result_, tokens, rewrite);
+  entry_ = std::make_shared<CachedResult>();
+  entry_->tool = record_.tool;
+  outputs_.assign(split_.parts.size(), PartOutput{});
+  weights_.assign(split_.parts.size(), 1.0);
+
+  compact_tokens_.resize(split_.parts.size());
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    compact_tokens_[k] = split_.parts[k].original_tokens;
+  }
+  if (!rewrite) compute_weights();
+  if (rewrite) {
+    compute_weights();  // chunks of text that structuredContent repeats are smaller
+    build_entry();
+    const bool chunked = chunk_texts();
+    const bool changed = fit_json() || chunked;
+    // A first answer may exceed the budget up to the hard cap when its shape leaves no finer
+    // cut (a deep tree); ctxguard_fetch pages always fit the budget.
+    if (total_tokens() <= budget_.hard_cap) {
+      return changed ? finish() : std::nullopt;
+    }
+  }
+  cut_as_text(budget_.hard_cap);
+  return finish();
+}
+
+void RewriteJob::compute_weights() {
+  weights_.assign(split_.parts.size(), 1.0);
+  if (split_.relation == StructuredRelation::kMirror ||
+      split_.relation == StructuredRelation::kWrapper) {
+    const std::size_t k = split_.related_part;
+    const std::size_t base = split_.relation == StructuredRelation::kMirror
+                                 ? compact_tokens_[k]
+                                 : split_.parts[k].original_tokens;
+    weights_[k] += static_cast<double>(split_.structured_tokens) /
+                   static_cast<double>(std::max<std::size_t>(base, 1));
+  }
+}
+
+void RewriteJob::build_entry() {
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    ResultPart& part = split_.parts[k];
+    // Move-constructed (not assigned) so the value stays in its arena, uncopied.
+    CachedPart& cached = entry_->parts.emplace_back(CachedPart{.is_json = part.is_json,
+                                                               .arena = std::move(part.arena),
+                                                               .json = std::move(part.json),
+                                                               .text = {},
+                                                               .lines = {},
+                                                               .chunks = {},
+                                                               .spill = {},
+                                                               .spill_path = {}});
+    if (!part.is_json && part.content_index != kNotContent &&
+        part.original_tokens > chunk_tokens(budget_)) {
+      cached.text = std::string(part.text);
+      auto lines = std::make_shared<LineIndex>(cached.text);
+      // A chunk that goes out twice (structuredContent repeating the text) costs twice.
+      const auto size = static_cast<std::size_t>(static_cast<double>(chunk_tokens(budget_)) /
+                                                 std::max(weights_[k], 1.0));
+      cached.chunks = chunk_text(cached.text, std::max<std::size_t>(size, 16), *lines);
+      cached.lines = std::move(lines);
+    }
+  }
+}
+
+bool RewriteJob::chunk_texts() {
+  bool any = false;
+  for (std::size_t k = 0; k < entry_->parts.size(); ++k) {
+    const CachedPart& part = entry_->parts[k];
+    if (part.chunks.size() < 2) continue;
+    if (!cached()) return any;  // nothing could be reached: the hard-cap cut says so
+    any = true;
+    PartOutput& output = outputs_[k];
+    const TextChunk& first = part.chunks.front();
+    output.mode = Mode::kTextCut;
+    output.body = part.text.substr(first.begin, first.end - first.begin);
+    output.text_total = part.text.size();
+    output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
+    if (!part.spill_path.empty()) output.meta["file"] = part.spill_path;
+    compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
+  }
+  if (any) {
+    record_.stages.push_back("chunk");
+    compute_weights();
+  }
+  return any;
+}
+
+void RewriteJob::cut_as_text(std::size_t limit) {
+  // A fresh entry: the paginated one (if any) stays cached for cursors already composed, but
+  // none of them goes out.
+  // (JSON parts exist only once compact_and_paginate moved their values into that entry.)
+  const std::shared_ptr<CachedResult> paginated = entry_;
+  entry_ = std::make_shared<CachedResult>();
+  entry_->tool = record_.tool;
+  entry_id_ = 0;
+  std::vector<std::size_t> tokens(split_.parts.size());
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    CachedPart& cached = entry_->parts.emplace_back();
+    const ResultPart& part = split_.parts[k];
+    if (part.is_json) {
+      cached.text = to_json(paginated->parts[k].json);  // compacted
+    } else if (part.content_index != kNotContent) {
+      cached.text = std::string(part.text);
+    } else {
+      const json::value* structured = result_.if_contains("structuredContent");
+      cached.text = structured != nullptr ? to_json(*structured) : std::string();
+    }
+    tokens[k] = budget::estimate_tokens(cached.text);
+    outputs_[k] = PartOutput{};
+    // The server's text was already written to a file for the paginated entry: one file each.
+    if (k < paginated->parts.size()) {
+      cached.spill = paginated->parts[k].spill;
+      cached.spill_path = paginated->parts[k].spill_path;
+    }
+  }
+  // What the abandoned levels did is not what goes out: the record says what does.
+  const bool compacted =
+      std::find(record_.stages.begin(), record_.stages.end(), "compact") != record_.stages.end();
+  record_.stages = compacted ? std::vector<std::string_view>{"compact", "hard-cap"}
+                             : std::vector<std::string_view>{"hard-cap"};
+  record_.items_total = 0;
+  record_.items_shown = 0;
+  cached();  // when it cannot be, the cut stands and the hint says the rest is gone
+  double overshoot = 0;
+  for (int round = 0; round < kPlanningRounds; ++round) {
+    std::vector<std::size_t> allowance = tokens;
+    double total = 0;
+    for (std::size_t k = 0; k < tokens.size(); ++k)
+      total += static_cast<double>(tokens[k]) * weights_[k];
+    const double target = static_cast<double>(limit) -
+                          static_cast<double>(kMetadataTokens + kTokensPerCursor) *
+                              static_cast<double>(tokens.size()) -
+                          overshoot;
+    while (total > target) {
+      std::size_t largest = 0;
+      for (std::size_t k = 1; k < allowance.size(); ++k) {
+        if (static_cast<double>(allowance[k]) * weights_[k] >
+            static_cast<double>(allowance[largest]) * weights_[largest]) {
+          largest = k;
+        }
+      }
+      const double over = (total - target) / weights_[largest];
+      const std::size_t keep = static_cast<double>(allowance[largest]) > over
+                                   ? allowance[largest] - static_cast<std::size_t>(over) - 1
+                                   : 1;
+      total -= static_cast<double>(allowance[largest] - std::min(keep, allowance[largest])) *
+               weights_[largest];
+      if (keep >= allowance[largest]) break;
+      allowance[largest] = keep;
+    }
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      PartOutput& output = outputs_[k];
+      const std::string& text = entry_->parts[k].text;
+      output.text_total = text.size();
+      const std::size_t end =
+          allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
+      if (end == text.size()) {  // this part fits whole
+        const bool same = split_.parts[k].content_index == kNotContent ||
+                          std::string_view(text) == split_.parts[k].text;
+        output.mode = same ? Mode::kOriginal : Mode::kCompacted;
+        output.body = same ? std::string() : text;
+        continue;
+      }
+      output.mode = Mode::kTextCut;
+      output.body = text.substr(0, end);
+      output.meta = text_meta(k, end, text.size());
+    }
+    compose();
+    const std::size_t total_now = total_tokens();
+    if (total_now <= limit) break;
+    overshoot += static_cast<double>(total_now - limit) * 1.25 + 32;
+  }
+}
+
+json::object RewriteJob::text_meta(std::size_t part, std::size_t end, std::size_t total) const {
+  const CursorIssuer issuer(codec_, entry_id_, context_.wall_now);
+  json::object meta;
+  meta["offset"] = 0;
+  meta["returnedBytes"] = end;
+  meta["totalBytes"] = total;
+  const bool has_more = end < total;
+  meta["hasMore"] = has_more;
+  if (has_more && entry_id_ != 0) meta["nextCursor"] = issuer.text_range(part, "", end);
+  meta["hint"] = entry_id_ != 0 ? text_hint(end, total, has_more, fetch_tool_)
+                                : "The result was too large to keep; the rest is not available.";
+  // The spill file lives as long as the cache entry holding it.
+  if (entry_id_ != 0 && !entry_->parts[part].spill_path.empty()) {
+    meta["file"] = entry_->parts[part].spill_path;
+  }
+  return meta;
+}
+
+bool RewriteJob::cached() {
+  if (entry_id_ != 0) return true;
+  std::size_t bytes = sizeof(CachedResult);
+  for (const CachedPart& part : entry_->parts) {
+    bytes += part.text.size() + part.chunks.capacity() * sizeof(TextChunk);
+    if (part.arena) bytes += part.arena->bytes();
+    if (part.lines) bytes += part.lines->memory_bytes();
+  }
+  spill_parts();
+  entry_id_ = cache_.insert(entry_, bytes, context_.now);
+  record_.cache_entry = entry_id_;
+  return entry_id_ != 0;
+}
+
+void RewriteJob::spill_parts() {
+  if (!spill_) return;
+  for (std::size_t k = 0; k < entry_->parts.size() && k < split_.parts.size(); ++k) {
+    CachedPart& part = entry_->parts[k];
+    if (part.spill) continue;  // written already (a hard-cap cut after pagination)
+    const ResultPart& original = split_.parts[k];
+    std::string structured;
+    std::string_view content = original.text;
+    if (original.content_index == kNotContent) {
+      const json::value* value = result_.if_contains("structuredContent");
+      if (value == nullptr) continue;
+      structured = to_json(*value);
+      content = structured;
+    }
+    if (auto spilled = spill_(context_.tool, original.is_json ? "json" : "txt", content)) {
+      part.spill = std::move(spilled->first);
+      part.spill_path = std::move(spilled->second);
+    }
+  }
+}
+
+std::size_t RewriteJob::compacted_total() const {
+  double total = 0;
+  for (std::size_t k = 0; k < compact_tokens_.size(); ++k) {
+    total += static_cast<double>(compact_tokens_[k]) * weights_[k];
+  }
+  return static_cast<std::size_t>(total);
+}
+
+void RewriteJob::compose() {
+  compose_with(0);
+  std::size_t reported = measure() + 4;
+  for (int round = 0; round < 3; ++round) {
+    compose_with(reported);
+    const std::size_t measured = measure();
+    if (measured <= reported) break;
+    reported = measured + 2;
+  }
+}
+
+void RewriteJob::compose_with(std::size_t estimated) {
+  for (PartOutput& output : outputs_) {
+    switch (output.mode) {
+      case Mode::kOriginal:
+        output.text.clear();
+        break;
+      case Mode::kCompacted:
+        output.text = output.body;
+        break;
+      case Mode::kPaginated: {
+        json::object meta = output.meta;
+        set_budget_fields(meta, estimated, budget_.token_budget);
+        output.text = attach_metadata(output.body, meta);
+        break;
+      }
+      case Mode::kTextCut: {
+        json::object meta = output.meta;
+        set_budget_fields(meta, estimated, budget_.token_budget);
+        output.text = output.body;
+        output.trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
+        break;
+      }
+    }
+  }
+  structured_ = build_structured();
+}
+
+std::optional<json::value> RewriteJob::build_structured() const {
+  const json::value* original = result_.if_contains("structuredContent");
+  if (original == nullptr || split_.relation == StructuredRelation::kAbsent) return std::nullopt;
+  const PartOutput& output = outputs_[split_.related_part];
+  switch (output.mode) {
+    case Mode::kOriginal:
+      return std::nullopt;
+    case Mode::kCompacted:
+      return rewrite_structured(*original, split_, TextChange::kCompacted, output.text, nullptr);
+    case Mode::kPaginated:
+      return rewrite_structured(*original, split_, TextChange::kPaginated, output.text, nullptr);
+    case Mode::kTextCut: {
+      const auto trailer = parse_json(output.trailer);
+      return rewrite_structured(*original, split_, TextChange::kCut, output.text,
+                                trailer ? trailer->as_object().if_contains("_ctxguard") : nullptr);
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t RewriteJob::measure() const {
+  std::size_t tokens = 0;
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    if (split_.parts[k].content_index == kNotContent) continue;  // structuredContent, below
+    const PartOutput& output = outputs_[k];
+    tokens += output.mode == Mode::kOriginal ? split_.parts[k].original_tokens
+                                             : budget::estimate_tokens(output.text);
+    if (output.mode == Mode::kTextCut) tokens += budget::estimate_tokens(output.trailer);
+  }
+  if (structured_) {
+    tokens += budget::estimate_json_tokens(*structured_);
+  } else if (split_.relation != StructuredRelation::kAbsent) {
+    tokens += split_.structured_tokens;
+  }
+  return tokens;
+}
+
+std::size_t RewriteJob::total_tokens() {
+  compose();
+  return measure();
+}
+
+std::optional<RewrittenResult> RewriteJob::finish() {
+  bool changed = structured_.has_value();
+  for (const PartOutput& output : outputs_) changed = changed || output.mode != Mode::kOriginal;
+  if (!changed) return std::nullopt;
+
+  RewrittenResult rewritten;
+  rewritten.record = std::move(record_);
+  rewritten.record.final_tokens = measure();
+  json::object& out = rewritten.result;
+  for (json::key_value_pair& member : result_) {
+    if (member.key() == "content") {
+      out["content"] = rewrite_content(member.value().as_array());
+    } else if (member.key() == "structuredContent" && structured_) {
+      out["structuredContent"] = std::move(*structured_);
+    } else {
+      out[member.key()] = std::move(member.value());
+    }
+  }
+  return rewritten;
+}
+
+json::array RewriteJob::rewrite_content(json::array& content) {
+  std::vector<const PartOutput*> by_item(content.size(), nullptr);
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    const std::size_t index = split_.parts[k].content_index;
+    if (index != kNotContent && outputs_[k].mode != Mode::kOriginal) by_item[index] = &outputs_[k];
+  }
+  json::array out;
+  out.reserve(content.size() + 1);
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    const PartOutput* output = by_item[i];
+    if (output == nullptr) {
+      out.push_back(std::move(content[i]));
+      continue;
+    }
+    json::object item = std::move(content[i].as_object());
+    item["text"] = output->text;
+    out.push_back(std::move(item));
+    if (output->mode == Mode::kTextCut) {
+      out.push_back(json::object{{"type", "text"}, {"text", output->trailer}});
+    }
+  }
+  return out;
+}
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,151 @@
+#pragma once
+// One tools/call result on its way through the pipeline: ResultPipeline::process makes one for
+// each result it has to rewrite. Internal to lib/pipeline. The work is in two files:
+// rewrite_job.cpp (the cache entry, chunked text, the hard-cap text cut, composing and measuring
+// the answer) and rewrite_job_json.cpp (the JSON stages: compaction, pages, summarization,
+// projection, and the `_ctxguard` of a JSON part).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "config/settings.hpp"
+#include "cursor/cursor_codec.hpp"
+#include "pipeline/cached_result.hpp"
+#include "pipeline/digest.hpp"
+#include "pipeline/json_parts.hpp"
+#include "pipeline/metadata.hpp"
+#include "pipeline/paginate.hpp"
+#include "pipeline/projection.hpp"
+#include "pipeline/result_pipeline.hpp"
+#include "pipeline/summarize.hpp"
+
+namespace ctxguard::pipeline {
+
+class RewriteJob {
+  // How one part goes out.
+  enum class Mode { kOriginal, kCompacted, kPaginated, kTextCut };
+
+  struct PartOutput {
+    Mode mode = Mode::kOriginal;
+    std::string body;            // compacted or paginated JSON; the piece of text shown
+    std::vector<ArrayCut> cuts;  // paginated: shortened arrays, the largest first
+    std::size_t text_total = 0;  // text cut: bytes in the whole text
+    std::string text;            // what the model reads for this part
+    std::string trailer;         // text cut: the trailing `{"_ctxguard": ...}` item
+    boost::json::object meta;    // the part's `_ctxguard`, without the budget fields
+    ViewStats stats;             // what summarization left out of `body`
+  };
+
+ public:
+  RewriteJob(const config::BudgetSettings& budget, const cursor::CursorCodec& codec,
+             ResultCache& cache, const std::string& fetch_tool,
+             const ResultPipeline::SpillWriter& spill, const CallContext& context,
+             boost::json::object& result)
+      : spill_(spill),
+        budget_(budget),
+        codec_(codec),
+        cache_(cache),
+        fetch_tool_(fetch_tool),
+        context_(context),
+        result_(result) {}
+
+  std::optional<RewrittenResult> run(const ResultTokens& tokens, bool is_error);
+
+ private:
+  // structuredContent repeating a part makes every token of that part count twice (or more).
+  void compute_weights();
+
+  // The cache entry: parsed values move in (cut arrays are recognised by address, and the
+  // entry's values do not move again; whether it gets cached is decided later), and texts long
+  // enough to be chunked are copied in with their line index.
+  void build_entry();
+
+  // Plain text over the chunk size: its first chunk, and a trailing item saying where it stands
+  // (FR-020..022). Returns whether any part was chunked.
+  bool chunk_texts();
+
+  CursorIssuer issuer() const { return CursorIssuer(codec_, entry_id_, context_.wall_now); }
+
+  // The JSON stages, aiming at the budget: compaction, then the levels of fit (pages, cut
+  // strings and deep values, projection, shorter pages). Returns whether the answer changed; it
+  // may still be over the budget (the caller cuts it as text then).
+  bool fit_json();
+
+  // Chooses the projections (into view_) that should save what the page cuts could not.
+  bool plan_projection(const std::vector<std::size_t>& json_parts, const CutMap& map,
+                       double excess);
+
+  void write_json_parts(const std::vector<std::size_t>& json_parts,
+                        const std::vector<ArrayCut>& cuts, const CutMap& map);
+
+  bool projected_part(std::size_t part) const;
+
+  boost::json::object part_meta(std::size_t part, const PartOutput& output);
+
+  // The digest of the array at `path` in `part`, computed once per answer.
+  const ArrayDigest* digest_of(std::size_t part, std::string_view path);
+
+  // Last resort: the parts as text, the largest cut first, until the answer is under `limit`.
+  void cut_as_text(std::size_t limit);
+
+  boost::json::object text_meta(std::size_t part, std::size_t end, std::size_t total) const;
+
+  bool cached();
+
+  // --spill-dir: each part's full original goes to a file the answer names.
+  void spill_parts();
+
+  std::size_t compacted_total() const;
+
+  // Builds every part's text with the budget fields filled in: once with a guess to measure the
+  // answer, then with the measured figure (the figure itself costs a token or two more).
+  void compose();
+
+  void compose_with(std::size_t estimated);
+
+  // The structuredContent to send, or nullopt to keep the server's.
+  std::optional<boost::json::value> build_structured() const;
+
+  // Tokens of the answer as composed.
+  std::size_t measure() const;
+
+  std::size_t total_tokens();
+
+  // Called right after the last compose (total_tokens or cut_as_text).
+  std::optional<RewrittenResult> finish();
+
+  boost::json::array rewrite_content(boost::json::array& content);
+
+  const ResultPipeline::SpillWriter& spill_;
+  const config::BudgetSettings& budget_;
+  const cursor::CursorCodec& codec_;
+  ResultCache& cache_;
+  const std::string& fetch_tool_;
+  const CallContext& context_;
+  boost::json::object& result_;
+
+  ResultParts split_;
+  std::shared_ptr<CachedResult> entry_;
+  std::uint64_t entry_id_ = 0;
+  std::vector<PartOutput> outputs_;
+  std::vector<double> weights_;
+  std::vector<std::size_t> compact_tokens_;
+  std::optional<boost::json::value> structured_;
+  CallRecord record_;
+  ValueView view_;                             // how summarized values are shown
+  std::vector<Projection> projections_;        // what projection did, for _ctxguard
+  std::vector<std::size_t> projection_parts_;  // the part of each projection
+  std::map<std::string, std::optional<ArrayDigest>> digests_;
+};
+
+}  // namespace ctxguard::pipeline

@@ -1,0 +1,195 @@
+#include "pipeline/summarize.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "pipeline/table_form.hpp"
+#include "support/json_pointer.hpp"
+#include "support/text_scan.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+// Appends "/key" or "/index" to `path` and takes it off again when it goes out of scope.
+class PathStep {
+ public:
+  PathStep(std::string& path, std::string_view key) : path_(path), size_(path.size()) {
+    append_pointer_key(path_, key);
+  }
+  PathStep(std::string& path, std::size_t index) : path_(path), size_(path.size()) {
+    append_pointer_index(path_, index);
+  }
+  PathStep(const PathStep&) = delete;
+  PathStep& operator=(const PathStep&) = delete;
+  ~PathStep() { path_.resize(size_); }
+
+ private:
+  std::string& path_;
+  std::size_t size_;
+};
+
+}  // namespace
+
+std::optional<std::string> cut_string(std::string_view value, std::size_t max_chars,
+                                      std::string_view path) {
+  // Most strings are short: bytes bound characters from above.
+  if (max_chars == 0 || value.size() <= max_chars) return std::nullopt;
+  const std::size_t end = text::prefix_bytes(value, max_chars);
+  if (end >= value.size()) return std::nullopt;
+  // Back to the last word boundary in the final fifth, so the prefix ends on a whole word.
+  std::size_t cut = end;
+  const std::size_t floor = end - end / 5;
+  while (cut > floor && !text::is_blank_byte(value[cut - 1])) --cut;
+  if (cut <= floor) cut = end;
+  while (cut > 0 && text::is_blank_byte(value[cut - 1])) --cut;
+  const std::size_t rest = text::char_count(value.substr(cut));  // characters left out
+  return fmt::format("{}…[+{} chars: {}]", value.substr(0, cut), rest, path);
+}
+
+bool tighten(ValueView& view) {
+  if (view.max_string_chars > kMinStringChars) {
+    view.max_string_chars = std::max(kMinStringChars, view.max_string_chars / 2);
+    return true;
+  }
+  if (view.max_depth > 1) {
+    --view.max_depth;
+    return true;
+  }
+  return false;
+}
+
+std::string collapsed_value(const json::value& value, std::string_view path) {
+  if (const json::object* object = value.if_object()) {
+    return fmt::format("[object of {} key{}: {}]", object->size(), object->size() == 1 ? "" : "s",
+                       path);
+  }
+  const std::size_t items = value.as_array().size();
+  return fmt::format("[array of {} item{}: {}]", items, items == 1 ? "" : "s", path);
+}
+
+FieldUse field_use(const FieldList& fields, std::string_view key, FieldList& sub) {
+  sub.clear();
+  FieldUse use = FieldUse::kDrop;
+  for (const std::string& field : fields) {
+    if (field == key) return FieldUse::kWhole;
+    if (field.size() > key.size() + 1 && field.compare(0, key.size(), key) == 0 &&
+        field[key.size()] == '.') {
+      sub.push_back(field.substr(key.size() + 1));
+      use = FieldUse::kPartial;
+    }
+  }
+  return use;
+}
+
+const FieldList* projection_of(const ValueView& view, const json::object& object,
+                               const json::array* parent, const FieldList* inherited) {
+  if (!view.object_fields.empty()) {
+    const auto own = view.object_fields.find(&object);
+    if (own != view.object_fields.end()) return &own->second;
+  }
+  if (parent != nullptr && !view.item_fields.empty()) {
+    const auto items = view.item_fields.find(parent);
+    if (items != view.item_fields.end()) return &items->second;
+  }
+  return inherited;
+}
+
+bool shows_as_table(const json::array& array, ItemWindow window, const ValueView& view,
+                    std::size_t depth, const FieldList* inherited) {
+  if (!view.tables || window.count < 2 || inherited != nullptr ||
+      view.item_fields.contains(&array) || (view.max_depth != 0 && depth + 1 > view.max_depth) ||
+      !is_uniform_flat(array)) {
+    return false;
+  }
+  if (view.max_string_chars == 0) return true;
+  for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
+    for (const json::key_value_pair& member : array[i].get_object()) {
+      const json::string* string = member.value().if_string();
+      // Bytes bound characters from above: most strings need no count.
+      if (string != nullptr && string->size() > view.max_string_chars &&
+          text::char_count(*string) > view.max_string_chars) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+void write_value(std::string& out, const json::value& value, const json::array* parent,
+                 const ValueView& view, const CutMap& cuts, std::string& path, std::size_t depth,
+                 const FieldList* inherited, ViewStats& stats) {
+  const json::array* array = value.if_array();
+  const json::object* object = value.if_object();
+  if ((array != nullptr || object != nullptr) && view.max_depth != 0 && depth > view.max_depth) {
+    write_json_string(out, collapsed_value(value, path));
+    ++stats.values_collapsed;
+    return;
+  }
+  if (array != nullptr) {
+    const auto cut = cuts.find(array);
+    const ItemWindow window = cut != cuts.end() ? cut->second : ItemWindow{0, array->size()};
+    if (shows_as_table(*array, window, view, depth, inherited)) {
+      write_table(out, *array, window);
+      stats.tables.push_back(path);
+      return;
+    }
+    out += '[';
+    for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
+      if (i != window.begin) out += ',';
+      const PathStep step(path, i);
+      write_value(out, (*array)[i], array, view, cuts, path, depth + 1, inherited, stats);
+    }
+    out += ']';
+    return;
+  }
+  if (object != nullptr) {
+    const FieldList* fields = projection_of(view, *object, parent, inherited);
+    FieldList sub;
+    out += '{';
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      const FieldUse use =
+          fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
+      if (use == FieldUse::kDrop) continue;
+      if (!first) out += ',';
+      first = false;
+      write_json_string(out, member.key());
+      out += ':';
+      const PathStep step(path, member.key());
+      write_value(out, member.value(), nullptr, view, cuts, path, depth + 1,
+                  use == FieldUse::kPartial ? &sub : nullptr, stats);
+    }
+    out += '}';
+    return;
+  }
+  if (const json::string* string = value.if_string(); string != nullptr) {
+    if (auto cut = cut_string(*string, view.max_string_chars, path)) {
+      write_json_string(out, *cut);
+      ++stats.strings_cut;
+      return;
+    }
+  }
+  write_json_scalar(out, value);
+}
+
+}  // namespace
+
+void write_view(std::string& out, const json::value& value, const ValueView& view,
+                const CutMap& cuts, std::string& path, std::size_t depth,
+                const FieldList* inherited, ViewStats& stats) {
+  write_value(out, value, nullptr, view, cuts, path, depth, inherited, stats);
+}
+
+void write_view_item(std::string& out, const json::value& item, const json::array& parent,
+                     const ValueView& view, const CutMap& cuts, std::string& path,
+                     std::size_t depth, ViewStats& stats) {
+  write_value(out, item, &parent, view, cuts, path, depth, nullptr, stats);
+}
+
+}  // namespace ctxguard::pipeline

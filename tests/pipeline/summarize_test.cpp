@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "pipeline/projection.hpp"
+#include "pipeline/summarize.hpp"
+#include "support/json_reader.hpp"
+
+using namespace ctxguard::pipeline;
+namespace json = boost::json;
+
+namespace {
+
+json::value parse(std::string_view text) {
+  auto value = ctxguard::parse_json(text);
+  REQUIRE(value.has_value());
+  return std::move(*value);
+}
+
+std::string shown(const json::value& value, const ValueView& view, ViewStats* stats = nullptr) {
+  std::string out;
+  std::string path;
+  ViewStats local;
+  write_view(out, value, view, {}, path, 0, nullptr, stats != nullptr ? *stats : local);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("summarize: a short string is left alone and a long one is cut at a word") {
+  CHECK_FALSE(cut_string("short", 10, "/a").has_value());
+  CHECK_FALSE(cut_string("exactly10!", 10, "/a").has_value());
+  const std::string text = "alpha beta gamma delta epsilon zeta eta theta iota kappa";
+  const auto cut = cut_string(text, 20, "/notes/0");
+  REQUIRE(cut.has_value());
+  CHECK(*cut == "alpha beta gamma…[+40 chars: /notes/0]");
+}
+
+TEST_CASE("summarize: cutting counts characters, never splitting a UTF-8 sequence") {
+  std::string text;
+  for (int i = 0; i < 30; ++i) text += "日本語";  // 90 characters, 270 bytes
+  const auto cut = cut_string(text, 10, "/t");
+  REQUIRE(cut.has_value());
+  CHECK(cut->rfind("日本語日本語日本語日…[+80 chars: /t]", 0) == 0);
+  CHECK(parse(ctxguard::to_json(json::value(*cut))).as_string() == *cut);
+}
+
+TEST_CASE("summarize: deep values collapse to a placeholder naming their size and path") {
+  const json::value value = parse(R"({"a":{"b":{"c":[1,2,3],"d":{"e":1}}},"f":"x"})");
+  ValueView view;
+  view.max_depth = 2;
+  ViewStats stats;
+  CHECK(
+      shown(value, view, &stats) ==
+      R"({"a":{"b":{"c":"[array of 3 items: /a/b/c]","d":"[object of 1 key: /a/b/d]"}},"f":"x"})");
+  CHECK(stats.values_collapsed == 2);
+}
+
+TEST_CASE("summarize: projections keep fields, dotted ones reach into nested objects") {
+  const json::value value =
+      parse(R"([{"id":1,"guest":{"name":"Ann","email":"a@x"},"notes":"long"},)"
+            R"({"id":2,"guest":{"name":"Bo","email":"b@x"},"notes":"long"}])");
+  ValueView view;
+  view.item_fields[&value.as_array()] = {"id", "guest.name"};
+  CHECK(shown(value, view) ==
+        R"([{"id":1,"guest":{"name":"Ann"}},{"id":2,"guest":{"name":"Bo"}}])");
+}
+
+TEST_CASE("summarize: an empty view writes the value minified, as write_json does") {
+  const json::value value = parse(R"({ "a" : [1, 2.50, "x\n"], "b": null })");
+  CHECK(shown(value, ValueView{}) == ctxguard::to_json(value));
+}
+
+TEST_CASE("projection: tool globs") {
+  CHECK(glob_matches("list_*", "list_bookings"));
+  CHECK(glob_matches("*", "anything"));
+  CHECK(glob_matches("get_?", "get_x"));
+  CHECK_FALSE(glob_matches("get_?", "get_xy"));
+  CHECK(glob_matches("*_bookings", "list_bookings"));
+  CHECK_FALSE(glob_matches("list_*", "get_bookings"));
+  CHECK(glob_matches("a*b*c", "aXXbYYc"));
+}
+
+TEST_CASE("projection: records of the shown arrays are found, else the dominant object") {
+  const json::value listing = parse(R"({"total":3,"bookings":[{"id":1},{"id":2},{"id":3}]})");
+  const auto groups = find_record_groups(listing, "", {}, ValueView{});
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].path == "/bookings");
+  CHECK(groups[0].records.size() == 3);
+
+  const json::value single = parse(R"({"booking":{"id":1,"status":"ok","notes":")" +
+                                   std::string(2000, 'n') + R"("},"ok":true})");
+  const auto one = find_record_groups(single, "", {}, ValueView{});
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].path == "/booking");
+  CHECK(one[0].array == nullptr);
+}
+
+TEST_CASE("projection: automatic projection drops long text first and says what it kept") {
+  json::array items;
+  for (int i = 0; i < 5; ++i) {
+    items.push_back(json::object{{"id", i},
+                                 {"status", "confirmed"},
+                                 {"name", "guest " + std::to_string(i)},
+                                 {"notes", std::string(3000, 'n')},
+                                 {"history", json::array{1, 2, 3, 4, 5, 6, 7, 8}}});
+  }
+  const json::value value(std::move(items));
+  ValueView view;
+  const auto groups = find_record_groups(value, "", {}, view);
+  const auto done = plan_projections(groups, 2000, nullptr, 3, view);
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].total_fields == 5);
+  CHECK(std::find(done[0].omitted.begin(), done[0].omitted.end(), "notes") !=
+        done[0].omitted.end());
+  CHECK(std::find(done[0].kept.begin(), done[0].kept.end(), "id") != done[0].kept.end());
+  CHECK(view.item_fields.count(&value.as_array()) == 1);
+}
+
+TEST_CASE("projection: a per-tool map applies only to records that have its fields") {
+  const json::value value = parse(
+      R"({"bookings":[{"id":1,"status":"a","notes":"x"},{"id":2,"status":"b","notes":"y"}]})");
+  ValueView view;
+  const FieldList rule{"id", "status"};
+  const auto done = plan_projections(find_record_groups(value, "", {}, view), 1, &rule, 3, view);
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].kept == rule);
+  CHECK(done[0].omitted == FieldList{"notes"});
+
+  const FieldList unrelated{"missing"};
+  ValueView untouched;
+  CHECK(plan_projections(find_record_groups(value, "", {}, untouched), 1, &unrelated, 1, untouched)
+            .size() == 1);  // falls back to the automatic choice
+}
+
+TEST_CASE("tighten: strings halve to their floor first, then depth drops to 1; off stays off") {
+  ValueView view;
+  view.max_string_chars = 500;
+  view.max_depth = 3;
+  std::vector<std::pair<std::size_t, std::size_t>> steps;
+  while (tighten(view)) steps.emplace_back(view.max_string_chars, view.max_depth);
+  const std::vector<std::pair<std::size_t, std::size_t>> expected{{250, 3}, {125, 3}, {62, 3},
+                                                                  {40, 3},  {40, 2},  {40, 1}};
+  CHECK(steps == expected);
+
+  ValueView off;
+  CHECK_FALSE(tighten(off));
+  CHECK(off.max_string_chars == 0);
+  CHECK(off.max_depth == 0);
+}
