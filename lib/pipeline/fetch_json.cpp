@@ -137,13 +137,16 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
                   .begin = begin,
                   .count = count,
                   .indices = indices};
+  // The first page of an array says what the whole array holds; computed once, not per layout.
+  std::optional<std::string> summary;
+  if (indices == nullptr && begin == 0 && request.query.empty()) {
+    if (auto digest = digest_array(array, path)) summary = std::move(digest->summary);
+  }
   const auto compose = [&](Layout& layout) {
     const ArrayCut& page = layout.cuts.front();
     json::object fields_meta = extra;
     if (!request.fields.empty()) fields_meta["fields"] = string_array(request.fields);
-    if (indices == nullptr && begin == 0 && request.query.empty()) {
-      if (auto digest = digest_array(array, path)) fields_meta["summary"] = digest->summary;
-    }
+    if (summary) fields_meta["summary"] = *summary;
     json::object meta;
     if (indices != nullptr) {
       // A search page: which items matched, and where the search goes on.
