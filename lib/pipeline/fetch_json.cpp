@@ -239,6 +239,16 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
     item["nextItemsCursor"] =
         issuer.array_page(part, path, page.begin + 1, request.limit, request.fields);
   }
+  if (indices != nullptr) {
+    // A search goes on past a match too large to show whole: its next match, and the count.
+    item["query"] = request.query;
+    item["totalMatches"] = total_matches;
+    const std::size_t next = indices->size() > 1 ? (*indices)[1] : resume;
+    if (next != kNoResume) {
+      item["nextItemsCursor"] =
+          issuer.array_query(part, path, next, request.limit, request.fields, request.query);
+    }
+  }
   answer_text(answer, to_json(array[index]), 0, part, item_path, issuer, std::move(item));
 }
 

@@ -452,3 +452,47 @@ TEST_CASE("tables: --tables shows uniform flat records as columns and rows, more
   CHECK(tabled.at("_ctxguard").at("tables").as_array().front().as_string() == "/bookings");
   CHECK(table_rows > plain_rows * 5 / 4);  // keys once instead of in every row: about a third less
 }
+
+TEST_CASE("query: a search goes on past a match too large for the budget") {
+  Fixture fixture(small_budget(1000));
+  fixture.budget.summary.max_string_chars = 0;  // nothing shortens the large match
+  fixture.budget.summary.max_depth = 0;
+  fixture.budget.summary.project = false;
+  std::string huge;
+  for (int w = 0; huge.size() < 20000; ++w) huge += "h" + std::to_string(w) + " ";
+  json::array items;
+  for (int i = 0; i < 300; ++i) {
+    items.push_back(json::object{{"id", i},
+                                 {"status", i % 50 == 0 ? "cancelled" : "confirmed"},
+                                 {"body", i == 50 ? huge : std::string("short")}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::value(items))));
+  REQUIRE(rewritten.has_value());
+  const json::value cursor = parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor");
+  // Matches: 0, 50 (over the budget alone), 100, 150, 200, 250.
+  json::object answer = fixture.fetch_page({{"cursor", cursor}, {"query", "status=cancelled"}});
+  std::vector<std::int64_t> ids;
+  for (int step = 0; step < 20; ++step) {
+    REQUIRE_FALSE(is_error(answer));
+    REQUIRE(tokens_of(answer) <= fixture.budget.token_budget);
+    const json::value* next = nullptr;
+    json::object meta;
+    if (content_of(answer).size() == 2) {  // the large match, in pieces
+      meta = meta_of(answer, 1);
+      REQUIRE(meta.at("item").at("index").as_int64() == 50);
+      CHECK(meta.at("totalMatches").as_int64() == 6);
+      ids.push_back(50);
+      next = meta.if_contains("nextItemsCursor");
+    } else {
+      const json::value body = parse(text_at(answer, 0));
+      for (const json::value& item : body.at("items").as_array()) {
+        ids.push_back(item.at("id").as_int64());
+      }
+      meta = body.at("_ctxguard").as_object();
+      next = meta.if_contains("nextCursor");
+    }
+    if (next == nullptr) break;
+    answer = fixture.fetch_page({{"cursor", *next}});
+  }
+  CHECK(ids == std::vector<std::int64_t>{0, 50, 100, 150, 200, 250});
+}
