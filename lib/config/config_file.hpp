@@ -1,0 +1,50 @@
+#pragma once
+// The YAML configuration file (FR-025, FR-027, FR-028): global settings, the mode, and an ordered
+// list of per-tool rules. Parsing checks everything and reports every problem with its key path;
+// a file with any problem is refused whole (the caller keeps what it had).
+//
+//   mode: enforce            # or observe: forward answers untouched, log what would change
+//   tokenBudget: 4000        # any key of setting_table.hpp
+//   tools:                   # first match wins
+//     - match: "read_*"
+//       chunkSize: 4000
+//     - match: list_bookings
+//       pageSize: 100
+//       fields: [id, status, guest.name]
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "config/setting_table.hpp"
+#include "config/settings.hpp"
+
+namespace ctxguard::config {
+
+enum class Mode { kEnforce, kObserve };
+
+// One setting a source sets, as text: validated when read, applied in precedence order later.
+struct SettingValue {
+  const SettingSpec* spec = nullptr;
+  std::string text;
+};
+
+struct ToolRule {
+  std::string glob;                     // '*' and '?' wildcards over the tool name
+  std::vector<SettingValue> overrides;  // applied over the global settings
+  std::vector<std::string> fields;      // the projection map for these tools (empty: automatic)
+};
+
+struct ConfigFile {
+  std::optional<Mode> mode;
+  std::vector<SettingValue> settings;  // the global settings the file sets
+  std::vector<ToolRule> tools;
+};
+
+// Every problem of `yaml`, or the file. Problems name the key path ("tools[1].pageSize"), the
+// value and what is allowed.
+std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view yaml);
+
+}  // namespace ctxguard::config

@@ -1,0 +1,217 @@
+#include "config/setting_table.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace ctxguard::config {
+
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = kKiB * 1024;
+constexpr std::uint64_t kGiB = kMiB * 1024;
+
+// A member of BudgetSettings as a setting's get/set pair: `PATH` is the member's path from a
+// BudgetSettings named `b` ("token_budget", "summary.chunk_tokens").
+#define CTXGUARD_NUMBER(PATH)                                                                  \
+  [](const BudgetSettings& b) -> std::uint64_t { return static_cast<std::uint64_t>(b.PATH); }, \
+      [](BudgetSettings& b, std::uint64_t v) { b.PATH = static_cast<decltype(b.PATH)>(v); }
+#define CTXGUARD_SWITCH(PATH)                                              \
+  [](const BudgetSettings& b) -> std::uint64_t { return b.PATH ? 1 : 0; }, \
+      [](BudgetSettings& b, std::uint64_t v) { b.PATH = v != 0; }
+
+constexpr std::uint64_t kTokensMax = 10'000'000;
+
+const std::array kSettings{
+    SettingSpec{"tokenBudget", "token-budget", "CTXGUARD_TOKEN_BUDGET", SettingKind::kCount, 100,
+                kTokensMax,
+                "estimated tokens above which a tool result is compacted, paginated, summarized",
+                CTXGUARD_NUMBER(token_budget)},
+    SettingSpec{"hardCap", "hard-cap", "CTXGUARD_HARD_CAP", SettingKind::kCount, 100, kTokensMax,
+                "estimated tokens no answer exceeds; larger ones are cut as text",
+                CTXGUARD_NUMBER(hard_cap)},
+    SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", SettingKind::kCount, 1, 10'000,
+                "items kept when a long array is cut", CTXGUARD_NUMBER(page_size)},
+    SettingSpec{"maxPageSize", "max-page-size", "CTXGUARD_MAX_PAGE_SIZE", SettingKind::kCount, 1,
+                10'000, "largest `limit` ctxguard_fetch accepts", CTXGUARD_NUMBER(max_page_size)},
+    SettingSpec{"chunkSize", "chunk-size", "CTXGUARD_CHUNK_SIZE", SettingKind::kCount, 50,
+                kTokensMax, "estimated tokens above which plain text is served in chunks",
+                CTXGUARD_NUMBER(summary.chunk_tokens)},
+    SettingSpec{"maxString", "max-string", "CTXGUARD_MAX_STRING", SettingKind::kCount, 0, 1'000'000,
+                "characters kept of a long string in a summarized answer (0: never cut)",
+                CTXGUARD_NUMBER(summary.max_string_chars)},
+    SettingSpec{"maxDepth", "max-depth", "CTXGUARD_MAX_DEPTH", SettingKind::kCount, 0, 64,
+                "nesting shown in a summarized answer; deeper values become placeholders (0: any)",
+                CTXGUARD_NUMBER(summary.max_depth)},
+    SettingSpec{"projection", "projection", "CTXGUARD_PROJECTION", SettingKind::kSwitch, 0, 1,
+                "records may lose fields when nothing else makes an answer fit",
+                CTXGUARD_SWITCH(summary.project)},
+    SettingSpec{"tables", "tables", "CTXGUARD_TABLES", SettingKind::kSwitch, 0, 1,
+                "uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless)",
+                CTXGUARD_SWITCH(summary.tables)},
+    SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", SettingKind::kSeconds, 1, 86'400,
+                "seconds a cursor stays valid after the result's last use",
+                [](const BudgetSettings& b) -> std::uint64_t {
+                  return static_cast<std::uint64_t>(b.cursor_ttl.count()) * 1000;
+                },
+                [](BudgetSettings& b, std::uint64_t ms) {
+                  b.cursor_ttl = std::chrono::seconds((ms + 999) / 1000);
+                }},
+    SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", SettingKind::kBytes, kMiB,
+                64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
+                CTXGUARD_NUMBER(cache_bytes)},
+};
+
+#undef CTXGUARD_NUMBER
+#undef CTXGUARD_SWITCH
+
+std::optional<std::uint64_t> parse_whole(std::string_view text) {
+  std::uint64_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return number;
+}
+
+std::optional<std::uint64_t> parse_bytes(std::string_view text) {
+  std::uint64_t multiplier = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K':
+      case 'k':
+        multiplier = kKiB;
+        break;
+      case 'M':
+      case 'm':
+        multiplier = kMiB;
+        break;
+      case 'G':
+      case 'g':
+        multiplier = kGiB;
+        break;
+      default:
+        break;
+    }
+    if (multiplier != 1) text.remove_suffix(1);
+  }
+  const auto number = parse_whole(text);
+  if (!number || *number > std::numeric_limits<std::uint64_t>::max() / multiplier) {
+    return std::nullopt;
+  }
+  return *number * multiplier;
+}
+
+// Milliseconds of a number of seconds ("600", "0.5", "90s").
+std::optional<std::uint64_t> parse_seconds(std::string_view text) {
+  if (!text.empty() && text.back() == 's') text.remove_suffix(1);
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() ||
+      !std::isfinite(seconds) || seconds < 0 || seconds > 1e9) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(std::llround(seconds * 1000));
+}
+
+std::optional<std::uint64_t> parse_switch(std::string_view text) {
+  for (const std::string_view yes : {"true", "on", "yes", "1"}) {
+    if (text == yes) return 1;
+  }
+  for (const std::string_view no : {"false", "off", "no", "0"}) {
+    if (text == no) return 0;
+  }
+  return std::nullopt;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  if (bytes != 0 && bytes % kGiB == 0) return fmt::format("{}G", bytes / kGiB);
+  if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{}M", bytes / kMiB);
+  if (bytes != 0 && bytes % kKiB == 0) return fmt::format("{}K", bytes / kKiB);
+  return std::to_string(bytes);
+}
+
+}  // namespace
+
+std::span<const SettingSpec> setting_table() { return kSettings; }
+
+const SettingSpec* find_setting(std::string_view key) {
+  const auto found = std::find_if(kSettings.begin(), kSettings.end(),
+                                  [key](const SettingSpec& spec) { return spec.key == key; });
+  return found != kSettings.end() ? &*found : nullptr;
+}
+
+std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
+                                         std::string_view where, BudgetSettings& budget) {
+  std::optional<std::uint64_t> value;
+  std::string allowed;
+  switch (spec.kind) {
+    case SettingKind::kCount:
+      value = parse_whole(text);
+      allowed = fmt::format("a whole number from {} to {}", spec.min, spec.max);
+      break;
+    case SettingKind::kBytes:
+      value = parse_bytes(text);
+      allowed = fmt::format("a size from {} to {} (bytes, or with a K, M or G suffix)",
+                            format_bytes(spec.min), format_bytes(spec.max));
+      break;
+    case SettingKind::kSeconds:
+      value = parse_seconds(text);
+      allowed = fmt::format("seconds from {} to {}", spec.min, spec.max);
+      break;
+    case SettingKind::kSwitch:
+      value = parse_switch(text);
+      allowed = "true or false";
+      break;
+  }
+  const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
+  if (!value || *value < spec.min * scale || *value > spec.max * scale) {
+    return fmt::format("{}: {} is not allowed: it must be {}.", where,
+                       text.empty() ? std::string("an empty value") : std::string(text), allowed);
+  }
+  spec.set(budget, *value);
+  return std::nullopt;
+}
+
+std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget) {
+  const std::uint64_t value = spec.get(budget);
+  switch (spec.kind) {
+    case SettingKind::kCount:
+      return std::to_string(value);
+    case SettingKind::kBytes:
+      return format_bytes(value);
+    case SettingKind::kSeconds:
+      return value % 1000 == 0 ? fmt::format("{}s", value / 1000)
+                               : fmt::format("{}s", static_cast<double>(value) / 1000);
+    case SettingKind::kSwitch:
+      return value != 0 ? "true" : "false";
+  }
+  return std::to_string(value);
+}
+
+std::optional<std::string> check_setting_rules(const BudgetSettings& budget,
+                                               std::string_view where) {
+  const std::string prefix = where.empty() ? std::string() : std::string(where) + ".";
+  if (budget.page_size > budget.max_page_size) {
+    return fmt::format("{}pageSize: {} is above maxPageSize {}.", prefix, budget.page_size,
+                       budget.max_page_size);
+  }
+  if (budget.hard_cap < budget.token_budget) {
+    return fmt::format("{}hardCap: {} is below tokenBudget {}.", prefix, budget.hard_cap,
+                       budget.token_budget);
+  }
+  if (budget.summary.chunk_tokens > budget.token_budget) {
+    return fmt::format("{}chunkSize: {} is above tokenBudget {}: a chunk must fit in one answer.",
+                       prefix, budget.summary.chunk_tokens, budget.token_budget);
+  }
+  if (budget.summary.max_string_chars != 0 && budget.summary.max_string_chars < 20) {
+    return fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters.",
+                       prefix, budget.summary.max_string_chars);
+  }
+  return std::nullopt;
+}
+
+}  // namespace ctxguard::config

@@ -1,0 +1,58 @@
+#pragma once
+// Every tunable budget setting, once: its YAML key, CLI flag, environment variable, range and
+// help, and where it lives in BudgetSettings (US3, FR-024..028). The YAML file, the environment
+// and the command line all parse values through parse_setting, so a value means the same from
+// every source and is refused with the same message; --help and docs/configuration.md list this
+// table. Settings that a per-tool rule may override are all of these.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/settings.hpp"
+
+namespace ctxguard::config {
+
+enum class SettingKind {
+  kCount,    // a whole number in [min, max]
+  kBytes,    // a whole number of bytes, with an optional K, M or G suffix (binary units)
+  kSeconds,  // a number of seconds, fractions allowed, in [min, max]
+  kSwitch,   // true or false (also on/off, yes/no, 1/0)
+};
+
+struct SettingSpec {
+  std::string_view key;   // YAML key, camelCase: "tokenBudget"
+  std::string_view flag;  // CLI flag without dashes: "token-budget"
+  std::string_view env;   // environment variable: "CTXGUARD_TOKEN_BUDGET"
+  SettingKind kind = SettingKind::kCount;
+  std::uint64_t min = 0;
+  std::uint64_t max = 0;
+  std::string_view help;
+  // The setting's value in `budget`, as a number (switches 0/1, seconds in milliseconds).
+  std::uint64_t (*get)(const BudgetSettings& budget) = nullptr;
+  void (*set)(BudgetSettings& budget, std::uint64_t value) = nullptr;
+};
+
+// All settings, in the order --help and the docs list them.
+std::span<const SettingSpec> setting_table();
+
+// The spec for a YAML key, or nullptr.
+const SettingSpec* find_setting(std::string_view key);
+
+// Parses `text` as `spec` says and stores it in `budget`. On a bad value returns the message,
+// naming `where` (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value
+// and what is allowed; `budget` is unchanged then.
+std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
+                                         std::string_view where, BudgetSettings& budget);
+
+// The value as the docs and the effective-config dump write it ("4000", "256M", "600s", "true").
+std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget);
+
+// Rules between settings (pageSize <= maxPageSize, chunkSize <= tokenBudget <= hardCap); the
+// first broken one, named with `where` as a prefix ("" for the global settings).
+std::optional<std::string> check_setting_rules(const BudgetSettings& budget,
+                                               std::string_view where);
+
+}  // namespace ctxguard::config

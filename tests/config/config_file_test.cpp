@@ -1,0 +1,177 @@
+// The settings table and the YAML file: every source parses values the same way, and every
+// problem is named with its key path, its value and what is allowed.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include "config/config_file.hpp"
+#include "config/setting_table.hpp"
+
+using namespace ctxguard::config;
+
+namespace {
+
+BudgetSettings with(std::string_view key, std::string_view text) {
+  BudgetSettings budget;
+  const SettingSpec* spec = find_setting(key);
+  REQUIRE(spec != nullptr);
+  REQUIRE_FALSE(parse_setting(*spec, text, key, budget).has_value());
+  return budget;
+}
+
+std::string problem(std::string_view key, std::string_view text) {
+  BudgetSettings budget;
+  const SettingSpec* spec = find_setting(key);
+  REQUIRE(spec != nullptr);
+  auto message = parse_setting(*spec, text, key, budget);
+  REQUIRE(message.has_value());
+  return *message;
+}
+
+std::vector<std::string> errors_of(std::string_view yaml) {
+  auto parsed = parse_config(yaml);
+  REQUIRE(std::holds_alternative<std::vector<std::string>>(parsed));
+  return std::get<std::vector<std::string>>(parsed);
+}
+
+}  // namespace
+
+TEST_CASE("setting table: every setting has unique names and its default inside its range") {
+  const BudgetSettings defaults;
+  for (const SettingSpec& spec : setting_table()) {
+    INFO(spec.key);
+    CHECK(find_setting(spec.key) == &spec);
+    CHECK(spec.env.starts_with("CTXGUARD_"));
+    const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
+    CHECK(spec.get(defaults) >= spec.min * scale);
+    CHECK(spec.get(defaults) <= spec.max * scale);
+    // What format_setting writes parses back to the same value.
+    BudgetSettings copy;
+    REQUIRE_FALSE(parse_setting(spec, format_setting(spec, defaults), spec.key, copy));
+    CHECK(spec.get(copy) == spec.get(defaults));
+  }
+  CHECK_FALSE(check_setting_rules(defaults, "").has_value());
+}
+
+TEST_CASE("setting values: numbers, sizes, seconds and switches") {
+  CHECK(with("tokenBudget", "8000").token_budget == 8000);
+  CHECK(with("cacheSize", "512M").cache_bytes == std::size_t{512} << 20);
+  CHECK(with("cacheSize", "2G").cache_bytes == std::size_t{2} << 30);
+  CHECK(with("cursorTtl", "90").cursor_ttl == std::chrono::seconds(90));
+  CHECK(with("cursorTtl", "1.5s").cursor_ttl == std::chrono::seconds(2));  // whole seconds, up
+  CHECK_FALSE(with("tables", "false").summary.tables);
+  CHECK(with("tables", "on").summary.tables);
+  CHECK_FALSE(with("projection", "no").summary.project);
+  CHECK(with("maxString", "0").summary.max_string_chars == 0);
+
+  CHECK(problem("tokenBudget", "lots") ==
+        "tokenBudget: lots is not allowed: it must be a whole number from 100 to 10000000.");
+  CHECK(problem("tokenBudget", "-5").find("from 100") != std::string::npos);
+  CHECK(problem("pageSize", "0").find("pageSize: 0 is not allowed") == 0);
+  CHECK(problem("cacheSize", "12T").find("K, M or G") != std::string::npos);
+  CHECK(problem("tables", "maybe") == "tables: maybe is not allowed: it must be true or false.");
+  CHECK(problem("maxDepth", "65").find("from 0 to 64") != std::string::npos);
+  CHECK(problem("cursorTtl", "").find("an empty value") != std::string::npos);
+}
+
+TEST_CASE("setting rules: settings that contradict each other are named") {
+  BudgetSettings budget;
+  budget.page_size = 500;
+  CHECK(check_setting_rules(budget, "tools[1]") ==
+        "tools[1].pageSize: 500 is above maxPageSize 200.");
+  budget = BudgetSettings{};
+  budget.hard_cap = 1000;
+  CHECK(check_setting_rules(budget, "")->find("hardCap: 1000 is below tokenBudget 4000") == 0);
+  budget = BudgetSettings{};
+  budget.summary.chunk_tokens = 5000;
+  CHECK(check_setting_rules(budget, "")->find("chunkSize: 5000 is above tokenBudget") == 0);
+}
+
+TEST_CASE("config file: globals, mode and ordered per-tool rules") {
+  auto parsed = parse_config(R"(
+mode: observe
+tokenBudget: 8000
+cacheSize: 512M
+tools:
+  - match: "read_*"
+    chunkSize: 4000
+  - match: list_bookings
+    pageSize: 100
+    fields: [id, status, guest.name]
+  - match: get_analytics
+    maxString: 0
+    projection: false
+)");
+  REQUIRE(std::holds_alternative<ConfigFile>(parsed));
+  const ConfigFile& file = std::get<ConfigFile>(parsed);
+  CHECK(file.mode == Mode::kObserve);
+  REQUIRE(file.settings.size() == 2);
+  CHECK(file.settings[0].spec->key == "tokenBudget");
+  CHECK(file.settings[0].text == "8000");
+  REQUIRE(file.tools.size() == 3);
+  CHECK(file.tools[0].glob == "read_*");
+  CHECK(file.tools[0].overrides.at(0).spec->key == "chunkSize");
+  CHECK(file.tools[1].fields == std::vector<std::string>{"id", "status", "guest.name"});
+  CHECK(file.tools[2].overrides.size() == 2);
+
+  // An empty file is the defaults.
+  REQUIRE(std::holds_alternative<ConfigFile>(parse_config("")));
+  CHECK(std::get<ConfigFile>(parse_config("")).settings.empty());
+}
+
+TEST_CASE("config file: every problem is reported with its key path") {
+  const auto errors = errors_of(R"(
+tokenBudgte: 4000
+pageSize: lots
+mode: fast
+tools:
+  - match: "read_*"
+    pageSize: [1, 2]
+  - chunkSize: 3000
+  - match: list
+    fields: id
+    colour: blue
+)");
+  const std::vector<std::string> expected{
+      "tokenBudgte: unknown setting.",
+      "pageSize: lots is not allowed: it must be a whole number from 1 to 10000.",
+      "mode: fast is not allowed: it must be enforce or observe.",
+      "tools[0].pageSize: must be a single value, not a list or a map.",
+      "tools[1]: `match` is missing: which tools does this rule apply to?",
+      "tools[2].fields: must be a list of field names, e.g. [id, status].",
+      "tools[2].colour: unknown setting.",
+  };
+  CHECK(errors == expected);
+
+  const auto syntax = errors_of("tokenBudget: [1,\n");
+  REQUIRE(syntax.size() == 1);
+  CHECK(syntax[0].starts_with("line "));
+  CHECK(errors_of("- just\n- a list\n") ==
+        std::vector<std::string>{"the file must be a map of settings."});
+}
+
+TEST_CASE("config/ctxguard.yaml: every setting, each at its built-in default") {
+  std::ifstream in(CTXGUARD_SOURCE_DIR "/config/ctxguard.yaml");
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = parse_config(text.str());
+  REQUIRE(std::holds_alternative<ConfigFile>(parsed));
+  const ConfigFile& file = std::get<ConfigFile>(parsed);
+  CHECK(file.mode == Mode::kEnforce);
+  CHECK(file.tools.empty());
+  const BudgetSettings defaults;
+  std::set<std::string_view> listed;
+  for (const SettingValue& value : file.settings) {
+    INFO(value.spec->key);
+    BudgetSettings parsed_value;
+    REQUIRE_FALSE(parse_setting(*value.spec, value.text, value.spec->key, parsed_value));
+    CHECK(value.spec->get(parsed_value) == value.spec->get(defaults));
+    listed.insert(value.spec->key);
+  }
+  CHECK(listed.size() == setting_table().size());
+}
