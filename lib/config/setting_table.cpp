@@ -35,10 +35,10 @@ const std::array kSettings{
     SettingSpec{"hardCap", "hard-cap", "CTXGUARD_HARD_CAP", SettingKind::kCount, 100, kTokensMax,
                 "estimated tokens no answer exceeds; larger ones are cut as text",
                 CTXGUARD_NUMBER(hard_cap)},
-    SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", SettingKind::kCount, 1, 10'000,
+    SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", SettingKind::kCount, 1, 100'000,
                 "items kept when a long array is cut", CTXGUARD_NUMBER(page_size)},
     SettingSpec{"maxPageSize", "max-page-size", "CTXGUARD_MAX_PAGE_SIZE", SettingKind::kCount, 1,
-                10'000, "largest `limit` ctxguard_fetch accepts", CTXGUARD_NUMBER(max_page_size)},
+                100'000, "largest `limit` ctxguard_fetch accepts", CTXGUARD_NUMBER(max_page_size)},
     SettingSpec{"chunkSize", "chunk-size", "CTXGUARD_CHUNK_SIZE", SettingKind::kCount, 50,
                 kTokensMax, "estimated tokens above which plain text is served in chunks",
                 CTXGUARD_NUMBER(summary.chunk_tokens)},
@@ -54,7 +54,7 @@ const std::array kSettings{
     SettingSpec{"tables", "tables", "CTXGUARD_TABLES", SettingKind::kSwitch, 0, 1,
                 "uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless)",
                 CTXGUARD_SWITCH(summary.tables)},
-    SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", SettingKind::kSeconds, 1, 86'400,
+    SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", SettingKind::kSeconds, 1, 604'800,
                 "seconds a cursor stays valid after the result's last use",
                 [](const BudgetSettings& b) -> std::uint64_t {
                   return static_cast<std::uint64_t>(b.cursor_ttl.count()) * 1000;

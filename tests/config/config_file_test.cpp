@@ -138,7 +138,7 @@ tools:
 )");
   const std::vector<std::string> expected{
       "tokenBudgte: unknown setting.",
-      "pageSize: lots is not allowed: it must be a whole number from 1 to 10000.",
+      "pageSize: lots is not allowed: it must be a whole number from 1 to 100000.",
       "mode: fast is not allowed: it must be enforce or observe.",
       "tools[0].pageSize: must be a single value, not a list or a map.",
       "tools[1]: `match` is missing: which tools does this rule apply to?",
