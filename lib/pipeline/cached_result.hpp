@@ -38,6 +38,26 @@ struct CachedResult {
   std::vector<CachedPart> parts;  // cursors name a part by its index here
 };
 
+// Makes `part` a text part served in chunks of at most `max_tokens`: the text, its line index and
+// its chunks, decided once.
+inline void set_chunked_text(CachedPart& part, std::string text, std::size_t max_tokens) {
+  part.text = std::move(text);
+  auto lines = std::make_shared<LineIndex>(part.text);
+  part.chunks = chunk_text(part.text, max_tokens, *lines);
+  part.lines = std::move(lines);
+}
+
+// The memory an entry holds, as the cache charges it.
+inline std::size_t memory_bytes(const CachedResult& entry) {
+  std::size_t bytes = sizeof(CachedResult);
+  for (const CachedPart& part : entry.parts) {
+    bytes += part.text.size() + part.chunks.capacity() * sizeof(TextChunk);
+    if (part.arena) bytes += part.arena->bytes();
+    if (part.lines) bytes += part.lines->memory_bytes();
+  }
+  return bytes;
+}
+
 using ResultCache = cache::ExpiringLruCache<CachedResult>;
 
 // The chunk size in effect: the configured one, but always leaving room in an answer for the

@@ -26,12 +26,8 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
   const std::string_view text =
       std::string_view(part.text).substr(chunk.begin, chunk.end - chunk.begin);
   const std::size_t piece = budget::estimate_tokens(text);
-  const std::string trailer = settle_budget_fields(
-      meta, budget_.token_budget, piece,
-      [](const json::object& fields) {
-        return to_json(json::object{{"_ctxguard", fields}});
-      },
-      answer.record.final_tokens);
+  const std::string trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+                                                   answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}},
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
@@ -87,12 +83,8 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
                           : fmt::format("Lines {}-{} of {}.", first, shown_last, total);
     const std::size_t piece =
         budget::estimate_tokens(std::string_view(part.text).substr(begin, cut - begin));
-    trailer = settle_budget_fields(
-        meta, budget_.token_budget, piece,
-        [](const json::object& fields) {
-          return to_json(json::object{{"_ctxguard", fields}});
-        },
-        answer.record.final_tokens);
+    trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+                                   answer.record.final_tokens);
     if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) {
       end = cut;
       break;
@@ -174,12 +166,8 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
                           name_)
                     : std::string("These are all the matches."));
   if (body.empty()) body = total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
-  const std::string trailer = settle_budget_fields(
-      meta, budget_.token_budget, counter.tokens(),
-      [](const json::object& fields) {
-        return to_json(json::object{{"_ctxguard", fields}});
-      },
-      answer.record.final_tokens);
+  const std::string trailer = settle_budget_fields(meta, budget_.token_budget, counter.tokens(),
+                                                   trailer_text, answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", body}},
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
@@ -210,12 +198,8 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     }
     meta["hint"] = std::move(hint);
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(
-        meta, budget_.token_budget, piece,
-        [](const json::object& fields) {
-          return to_json(json::object{{"_ctxguard", fields}});
-        },
-        answer.record.final_tokens);
+    trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+                                   answer.record.final_tokens);
     if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
     allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
   }

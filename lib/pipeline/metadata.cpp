@@ -117,6 +117,10 @@ json::object chunk_metadata(const CachedPart& part, std::size_t part_index, std:
   return meta;
 }
 
+std::string trailer_text(const json::object& fields) {
+  return to_json(json::object{{"_ctxguard", fields}});
+}
+
 json::object value_piece_fields(std::string_view path, bool is_string) {
   return json::object{{"valuePath", path}, {"valueType", is_string ? "string" : "json"}};
 }

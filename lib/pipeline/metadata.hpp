@@ -85,6 +85,9 @@ boost::json::object array_metadata(const std::vector<ArrayCut>& cuts,
                                    const boost::json::object& extra, std::string_view fetch_tool,
                                    std::size_t max_page_size);
 
+// The trailing text item of a text answer: {"_ctxguard": fields}.
+std::string trailer_text(const boost::json::object& fields);
+
 // Fills in the budget fields of `meta` with the tokens of the answer `render(meta)` writes plus
 // `other_tokens` (what the answer holds besides that text). The figure is part of the text it
 // measures, so it is settled to be never below the measure. Returns the text; `tokens` gets the

@@ -44,19 +44,11 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
     const std::size_t tokens = budget::estimate_tokens(text->get_string());
     original_tokens += tokens;
     if (tokens <= chunk_tokens(budget_)) continue;
-    CachedPart& part = entry->parts.emplace_back();
-    part.text = std::string(text->get_string());
-    auto lines = std::make_shared<LineIndex>(part.text);
-    part.chunks = chunk_text(part.text, chunk_tokens(budget_), *lines);
-    part.lines = std::move(lines);
+    set_chunked_text(entry->parts.emplace_back(), std::string(text->get_string()),
+                     chunk_tokens(budget_));
     chunked.push_back(i);
   }
   if (chunked.empty()) return std::nullopt;
-  std::size_t bytes = sizeof(CachedResult);
-  for (const CachedPart& part : entry->parts) {
-    bytes +=
-        part.text.size() + part.lines->memory_bytes() + part.chunks.capacity() * sizeof(TextChunk);
-  }
   if (spill_) {
     for (CachedPart& part : entry->parts) {
       if (auto spilled = spill_(context.tool, "txt", part.text)) {
@@ -65,7 +57,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
       }
     }
   }
-  const std::uint64_t id = cache_.insert(entry, bytes, context.now);
+  const std::uint64_t id = cache_.insert(entry, memory_bytes(*entry), context.now);
   if (id == 0) return std::nullopt;  // too large to keep: the text passes as the server sent it
   const CursorIssuer issuer(codec_, id, context.wall_now);
 
@@ -86,12 +78,8 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
       if (!part.spill_path.empty()) meta["file"] = part.spill_path;
       const std::size_t piece = budget::estimate_tokens(item["text"].as_string());
       std::size_t tokens = 0;
-      std::string trailer = settle_budget_fields(
-          meta, budget_.token_budget, piece,
-          [](const json::object& fields) {
-            return to_json(json::object{{"_ctxguard", fields}});
-          },
-          tokens);
+      std::string trailer =
+          settle_budget_fields(meta, budget_.token_budget, piece, trailer_text, tokens);
       rewritten.record.final_tokens += tokens;
       json::object note{
           {"uri", item["uri"]}, {"mimeType", "application/json"}, {"text", std::move(trailer)}};

@@ -70,13 +70,10 @@ void RewriteJob::build_entry() {
                                                                .spill_path = {}});
     if (!part.is_json && part.content_index != kNotContent &&
         part.original_tokens > chunk_tokens(budget_)) {
-      cached.text = std::string(part.text);
-      auto lines = std::make_shared<LineIndex>(cached.text);
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       const auto size = static_cast<std::size_t>(static_cast<double>(chunk_tokens(budget_)) /
                                                  std::max(weights_[k], 1.0));
-      cached.chunks = chunk_text(cached.text, std::max<std::size_t>(size, 16), *lines);
-      cached.lines = std::move(lines);
+      set_chunked_text(cached, std::string(part.text), std::max<std::size_t>(size, 16));
     }
   }
 }
@@ -211,14 +208,8 @@ json::object RewriteJob::text_meta(std::size_t part, std::size_t end, std::size_
 
 bool RewriteJob::cached() {
   if (entry_id_ != 0) return true;
-  std::size_t bytes = sizeof(CachedResult);
-  for (const CachedPart& part : entry_->parts) {
-    bytes += part.text.size() + part.chunks.capacity() * sizeof(TextChunk);
-    if (part.arena) bytes += part.arena->bytes();
-    if (part.lines) bytes += part.lines->memory_bytes();
-  }
   spill_parts();
-  entry_id_ = cache_.insert(entry_, bytes, context_.now);
+  entry_id_ = cache_.insert(entry_, memory_bytes(*entry_), context_.now);
   record_.cache_entry = entry_id_;
   return entry_id_ != 0;
 }
@@ -282,7 +273,7 @@ void RewriteJob::compose_with(std::size_t estimated) {
         json::object meta = output.meta;
         set_budget_fields(meta, estimated, budget_.token_budget);
         output.text = output.body;
-        output.trailer = to_json(json::object{{"_ctxguard", std::move(meta)}});
+        output.trailer = trailer_text(meta);
         break;
       }
     }

@@ -153,4 +153,26 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
   return value;
 }
 
+// What every first answer of a property test must be, whatever the stages did: a result left
+// alone was within the budget; a rewritten one is within the hard cap; one cut as text rebuilds
+// `value` from its pieces (counted in `cut_as_text`). Returns the answer when it is JSON to
+// check further, nullptr otherwise.
+inline const json::object* check_first_answer(Fixture& fixture, const json::object& result,
+                                              const std::optional<RewrittenResult>& rewritten,
+                                              const json::value& value, int& cut_as_text) {
+  if (!rewritten) {
+    REQUIRE(tokens_of(result) <= fixture.budget.token_budget);
+    return nullptr;
+  }
+  const json::object& answer = rewritten->result;
+  REQUIRE(tokens_of(answer) <= fixture.budget.hard_cap);
+  if (content_of(answer).size() > 1) {  // cut as text: the pieces rebuild the JSON text
+    ++cut_as_text;
+    INFO("trailer " << text_at(answer, 1));
+    REQUIRE(parse(rebuild_text(fixture, answer, 0)) == value);
+    return nullptr;
+  }
+  return &answer;
+}
+
 }  // namespace ctxguard::pipeline::testing

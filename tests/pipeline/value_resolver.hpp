@@ -103,7 +103,11 @@ class ValueResolver {
   // "string" or "json" (a collapsed value), or "" when it cannot know (an omitted field).
   json::value value_at(const std::string& path, std::string_view kind) {
     REQUIRE(result_cursor_.has_value());
-    const json::object answer = fetch({{"cursor", *result_cursor_}, {"path", path}});
+    return value_of(fetch({{"cursor", *result_cursor_}, {"path", path}}), path, kind);
+  }
+
+  // The whole value at `path` from `answer`, the answer to fetching it by path.
+  json::value value_of(const json::object& answer, const std::string& path, std::string_view kind) {
     if (content_of(answer).size() == 2) {  // text pieces: a string, or JSON over the budget
       const json::object meta = parse(text_at(answer, 1)).at("_ctxguard").as_object();
       REQUIRE(meta.at("valuePath").as_string() == path);
@@ -220,7 +224,7 @@ class ValueResolver {
       REQUIRE(tokens_of(answer) <= page_budget_);
       if (is_error(answer)) continue;  // this record has no such field
       ++projected_fields_;
-      record[key] = value_at(field_path, "");
+      record[key] = value_of(answer, field_path, "");
     }
   }
 
