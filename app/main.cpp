@@ -6,11 +6,14 @@
 #include <cstring>
 #include <exception>
 #include <span>
+#include <string>
+#include <vector>
 #include <variant>
 
 #include <spdlog/spdlog.h>
 
 #include "config/command_line.hpp"
+#include "config/profile.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/proxy.hpp"
 #include "support/logging.hpp"
@@ -35,9 +38,25 @@ int run(int argc, char** argv) {
     case config::CommandLine::Action::kVersion:
       std::puts("ctxguard " CTXGUARD_VERSION);
       return 0;
+    case config::CommandLine::Action::kCheckConfig:
     case config::CommandLine::Action::kRun:
       break;
   }
+
+  // The file is read once here (every problem listed, exit 2) and again at every reload.
+  auto loaded = config::load_profile(command_line.sources);
+  if (const auto* errors = std::get_if<std::vector<std::string>>(&loaded)) {
+    std::fprintf(stderr, "ctxguard: the configuration is not valid:\n");
+    for (const std::string& error : *errors) std::fprintf(stderr, "  %s\n", error.c_str());
+    return proxy::kExitUsage;
+  }
+  const config::ProfilePtr profile = std::get<config::ProfilePtr>(std::move(loaded));
+  if (command_line.action == config::CommandLine::Action::kCheckConfig) {
+    std::fputs(profile->describe().c_str(), stdout);
+    return 0;
+  }
+  // The process-wide settings (cache, cursor lifetime, spill directory) as the file says too.
+  command_line.settings.budget = profile->global();
 
   // The secret is read from the environment, not a flag: flags show up in `ps`.
   if (const char* secret = std::getenv("CTXGUARD_CURSOR_SECRET"); secret != nullptr && *secret) {
@@ -53,7 +72,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ctxguard: cannot open the log file: %s\n", error.what());
     return proxy::kExitUsage;
   }
-  return proxy::run_proxy(command_line.settings);
+  return proxy::run_proxy(command_line.settings, command_line.sources, profile);
 }
 
 }  // namespace

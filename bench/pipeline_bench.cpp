@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
 
   ctxguard::config::BudgetSettings budget;
   const auto codec = ctxguard::cursor::CursorCodec::with_random_key(budget.cursor_ttl);
-  Interceptor interceptor(budget, codec);
+  Interceptor interceptor(ctxguard::config::Profile::of(budget), codec);
 
   std::vector<double> baseline;
   std::vector<double> first_page;

@@ -59,6 +59,8 @@ class ExpiringLruCache {
   void set_limits(std::size_t max_bytes, Clock::duration ttl, Clock::time_point now);
 
   const CacheStats& stats() const { return stats_; }
+  std::size_t max_bytes() const { return max_bytes_; }
+  Clock::duration ttl() const { return ttl_; }
 
  private:
   struct Slot {

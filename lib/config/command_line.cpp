@@ -9,6 +9,11 @@
 
 #include <boost/program_options.hpp>
 
+#include <fmt/format.h>
+
+#include "config/config_file.hpp"
+#include "config/profile.hpp"
+#include "config/setting_table.hpp"
 #include "support/logging.hpp"
 
 namespace ctxguard::config {
@@ -37,41 +42,57 @@ po::options_description option_table() {
      "seconds between SIGTERM and SIGKILL when stopping the server")
     ("max-message-bytes", po::value<std::size_t>()->default_value(defaults.max_message_bytes),
      "longest JSON-RPC line accepted in either direction; longer lines are refused")
-    ("token-budget", po::value<std::size_t>()->default_value(defaults.budget.token_budget),
-     "estimated tokens above which a tool result is compacted and paginated")
-    ("hard-cap", po::value<std::size_t>()->default_value(defaults.budget.hard_cap),
-     "estimated tokens no tool result may exceed; larger ones are cut, with a cursor to the rest "
-     "(3x --token-budget when only that is raised past 12000)")
-    ("page-size", po::value<std::size_t>()->default_value(defaults.budget.page_size),
-     "items kept when a long array is cut (arrays of 10 items or fewer are never cut)")
-    ("max-page-size", po::value<std::size_t>()->default_value(defaults.budget.max_page_size),
-     "largest `limit` ctxguard_fetch accepts")
-    ("cursor-ttl", po::value<double>()->default_value(
-         static_cast<double>(defaults.budget.cursor_ttl.count()), "600"),
-     "seconds a cursor stays valid (the cache keeps a result this long after its last use)")
-    ("cache-size", po::value<std::string>()->default_value("256M"),
-     "memory for original results, in bytes or with a K, M or G suffix (binary units)")
+    ("config", po::value<std::string>()->value_name("FILE"),
+     "YAML configuration file (default: $CTXGUARD_CONFIG); watched and reloaded when it "
+     "changes or on SIGHUP")
+    ("check-config", po::value<std::string>()->value_name("FILE"),
+     "validate FILE with the variables and flags given, print the effective configuration to "
+     "stdout and exit (0: valid, 2: not); starts nothing")
     ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.budget.fetch_tool_prefix),
      "prefix for ctxguard_fetch when the server already has a tool of that name")
-    ("chunk-size", po::value<std::size_t>()->default_value(defaults.budget.summary.chunk_tokens),
-     "estimated tokens above which plain text is served in chunks cut at semantic boundaries")
-    ("max-string", po::value<std::size_t>()->default_value(
-         defaults.budget.summary.max_string_chars),
-     "characters kept of a long string when a result must be summarized (0: never cut)")
-    ("max-depth", po::value<std::size_t>()->default_value(defaults.budget.summary.max_depth),
-     "nesting shown when a result must be summarized; deeper values become placeholders "
-     "(0: no limit)")
     ("project", po::value<std::vector<std::string>>()->value_name("GLOB=FIELDS")->composing(),
      "fields kept of the records of tools matching GLOB when a result must be summarized, e.g. "
      "'list_bookings=id,status,guest.name' (repeatable; first match wins; default: automatic)")
-    ("no-projection", po::bool_switch(),
-     "never drop fields of records to fit (show fewer records instead)")
-    ("tables", po::bool_switch(),
-     "write uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless, fewer tokens)")
+    ("no-projection", po::bool_switch(), "the same as --projection=false (kept for old scripts)")
     ("spill-dir", po::value<std::string>()->value_name("DIR"),
      "also write the full original of every shortened result to a file in DIR (mode 0600, "
      "removed when it leaves the cache) and name it in _ctxguard.file");
   // clang-format on
+  return options;
+}
+
+// The settings of setting_table(): one flag each, as a string parsed by parse_setting, so a value
+// means the same from every source. No default_value: a flag counts only when given.
+po::options_description setting_options() {
+  const BudgetSettings defaults;
+  po::options_description options(
+      "Settings (also YAML keys and CTXGUARD_* variables; precedence: defaults < file < "
+      "variables < flags; see docs/configuration.md)");
+  for (const SettingSpec& spec : setting_table()) {
+    const std::string described = fmt::format(
+        "{} [default {}; {}; {}, YAML {}{}]", spec.help, format_setting(spec, defaults),
+        allowed_values(spec), spec.env, spec.key,
+        spec.scope == SettingScope::kStartup ? "; read at start-up" : "");
+    auto* value = po::value<std::string>();
+    if (spec.kind == SettingKind::kSwitch) {
+      value->value_name("BOOL")->implicit_value("true");
+    } else if (spec.kind == SettingKind::kMode) {
+      value->value_name("MODE");
+    } else if (spec.kind == SettingKind::kBytes) {
+      value->value_name("SIZE");
+    } else if (spec.kind == SettingKind::kSeconds) {
+      value->value_name("SECONDS");
+    } else {
+      value->value_name("N");
+    }
+    options.add_options()(std::string(spec.flag).c_str(), value, described.c_str());
+  }
+  return options;
+}
+
+po::options_description all_options() {
+  po::options_description options;
+  options.add(option_table()).add(setting_options());
   return options;
 }
 
@@ -82,35 +103,6 @@ std::variant<std::chrono::milliseconds, UsageError> seconds_option(const po::var
     return UsageError{std::string("--") + name + " must be between 0 and 86400 seconds"};
   }
   return std::chrono::milliseconds(std::llround(seconds * 1000));
-}
-
-// "256M", "1G", "65536": bytes with an optional binary suffix.
-std::optional<std::size_t> parse_size(std::string_view text) {
-  std::size_t multiplier = 1;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 'K':
-      case 'k':
-        multiplier = std::size_t{1} << 10;
-        break;
-      case 'M':
-      case 'm':
-        multiplier = std::size_t{1} << 20;
-        break;
-      case 'G':
-      case 'g':
-        multiplier = std::size_t{1} << 30;
-        break;
-      default:
-        break;
-    }
-    if (multiplier != 1) text.remove_suffix(1);
-  }
-  std::size_t number = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  if (number > std::numeric_limits<std::size_t>::max() / multiplier) return std::nullopt;
-  return number * multiplier;
 }
 
 // "list_*=id,status,guest.name" -> a rule; nullopt when malformed.
@@ -125,10 +117,7 @@ std::optional<ProjectionRule> parse_projection(std::string_view text) {
     std::string_view field = fields.substr(0, comma);
     while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
     while (!field.empty() && field.back() == ' ') field.remove_suffix(1);
-    if (field.empty() || field.front() == '.' || field.back() == '.' ||
-        field.find("..") != std::string_view::npos) {
-      return std::nullopt;
-    }
+    if (!is_field_path(field)) return std::nullopt;
     rule.fields.emplace_back(field);
     fields.remove_prefix(std::min(comma + 1, fields.size()));
   }
@@ -136,73 +125,9 @@ std::optional<ProjectionRule> parse_projection(std::string_view text) {
   return rule;
 }
 
-std::optional<UsageError> read_summary(const po::variables_map& vm, BudgetSettings& budget) {
-  SummarySettings& summary = budget.summary;
-  summary.chunk_tokens = vm["chunk-size"].as<std::size_t>();
-  summary.max_string_chars = vm["max-string"].as<std::size_t>();
-  summary.max_depth = vm["max-depth"].as<std::size_t>();
-  summary.tables = vm["tables"].as<bool>();
-  summary.project = !vm["no-projection"].as<bool>();
-  // A budget lowered below the default chunk size, with no chunk size given, halves the budget:
-  // a chunk and its metadata must fit in one answer.
-  if (vm["chunk-size"].defaulted() && summary.chunk_tokens > budget.token_budget / 2) {
-    summary.chunk_tokens = budget.token_budget / 2;
-  }
-  if (summary.chunk_tokens < 50 || summary.chunk_tokens > budget.token_budget) {
-    return UsageError{"--chunk-size must be between 50 and --token-budget tokens"};
-  }
-  if (summary.max_string_chars != 0 && summary.max_string_chars < 20) {
-    return UsageError{"--max-string must be 0 (never cut) or at least 20 characters"};
-  }
-  if (summary.max_depth > 64) return UsageError{"--max-depth must be between 0 and 64"};
-  if (vm.count("project")) {
-    for (const std::string& text : vm["project"].as<std::vector<std::string>>()) {
-      auto rule = parse_projection(text);
-      if (!rule) {
-        return UsageError{"--project '" + text +
-                          "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
-      }
-      summary.projections.push_back(std::move(*rule));
-    }
-  }
-  if (vm.count("spill-dir")) summary.spill_dir = vm["spill-dir"].as<std::string>();
-  return std::nullopt;
-}
-
-std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSettings& budget) {
-  budget.token_budget = vm["token-budget"].as<std::size_t>();
-  budget.hard_cap = vm["hard-cap"].as<std::size_t>();
-  budget.page_size = vm["page-size"].as<std::size_t>();
-  budget.max_page_size = vm["max-page-size"].as<std::size_t>();
+// What only flags set: the fetch tool's prefix, --project rules, the spill directory.
+std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSettings& budget) {
   budget.fetch_tool_prefix = vm["fetch-tool-prefix"].as<std::string>();
-  if (budget.token_budget < 100 || budget.token_budget > 10'000'000) {
-    return UsageError{"--token-budget must be between 100 and 10000000 tokens"};
-  }
-  // A budget raised past the default cap, with no cap given, keeps the default 1:3 ratio
-  // rather than failing: the user asked for more room, not for an error.
-  if (vm["hard-cap"].defaulted() && budget.hard_cap < budget.token_budget) {
-    budget.hard_cap = std::min<std::size_t>(budget.token_budget * 3, 10'000'000);
-  }
-  if (budget.hard_cap < budget.token_budget || budget.hard_cap > 10'000'000) {
-    return UsageError{"--hard-cap must be at least --token-budget and at most 10000000"};
-  }
-  if (budget.max_page_size < 1 || budget.max_page_size > 100'000) {
-    return UsageError{"--max-page-size must be between 1 and 100000"};
-  }
-  if (budget.page_size < 1 || budget.page_size > budget.max_page_size) {
-    return UsageError{"--page-size must be between 1 and --max-page-size"};
-  }
-  const double ttl = vm["cursor-ttl"].as<double>();
-  if (!std::isfinite(ttl) || ttl < 1 || ttl > 7 * 86400) {
-    return UsageError{"--cursor-ttl must be between 1 and 604800 seconds"};
-  }
-  budget.cursor_ttl = std::chrono::seconds(std::llround(ttl));
-  const std::string& cache = vm["cache-size"].as<std::string>();
-  const auto cache_bytes = parse_size(cache);
-  if (!cache_bytes || *cache_bytes < (std::size_t{1} << 20)) {
-    return UsageError{"--cache-size '" + cache + "' must be a size of at least 1M (e.g. 256M)"};
-  }
-  budget.cache_bytes = *cache_bytes;
   const bool prefix_ok =
       std::all_of(budget.fetch_tool_prefix.begin(), budget.fetch_tool_prefix.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
@@ -210,7 +135,52 @@ std::optional<UsageError> read_budget(const po::variables_map& vm, BudgetSetting
   if (budget.fetch_tool_prefix.empty() || budget.fetch_tool_prefix.size() > 32 || !prefix_ok) {
     return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
   }
-  return read_summary(vm, budget);
+  if (vm.count("project")) {
+    for (const std::string& text : vm["project"].as<std::vector<std::string>>()) {
+      auto rule = parse_projection(text);
+      if (!rule) {
+        return UsageError{"--project '" + text +
+                          "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
+      }
+      budget.summary.projections.push_back(std::move(*rule));
+    }
+  }
+  if (vm.count("spill-dir")) budget.summary.spill_dir = vm["spill-dir"].as<std::string>();
+  return std::nullopt;
+}
+
+// The settings the variables and flags give, each checked now so a typo stops ctxguard before
+// it starts the server.
+std::optional<UsageError> read_settings(const po::variables_map& vm,
+                                        const Environment& environment, ConfigSources& sources) {
+  BudgetSettings scratch;
+  for (const SettingSpec& spec : setting_table()) {
+    const std::string name(spec.env);
+    if (const char* value = environment(name.c_str()); value != nullptr && *value != '\0') {
+      if (auto problem = parse_setting(spec, value, spec.env, scratch)) {
+        return UsageError{std::move(*problem)};
+      }
+      sources.environment.push_back(SettingValue{&spec, value});
+    }
+  }
+  for (const SettingSpec& spec : setting_table()) {
+    const std::string flag(spec.flag);
+    if (vm.count(flag) == 0) continue;
+    const std::string& value = vm[flag].as<std::string>();
+    if (auto problem = parse_setting(spec, value, "--" + flag, scratch)) {
+      return UsageError{std::move(*problem)};
+    }
+    sources.command_line.push_back(SettingValue{&spec, value});
+  }
+  if (vm["no-projection"].as<bool>()) {
+    sources.command_line.push_back(SettingValue{find_setting("projection"), "false"});
+  }
+  if (vm.count("config")) {
+    sources.file_path = vm["config"].as<std::string>();
+  } else if (const char* path = environment("CTXGUARD_CONFIG"); path != nullptr && *path != '\0') {
+    sources.file_path = path;
+  }
+  return read_flag_only(vm, sources.base);
 }
 
 // The first word that is neither an option nor an option's value: a server command given without
@@ -223,7 +193,8 @@ const std::string* stray_word(const std::vector<std::string>& args,
     if (arg.rfind('-', 0) != 0) return &arg;
     if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) continue;
     const auto* option = table.find_nothrow(arg.substr(2), false);
-    if (option != nullptr && option->semantic()->max_tokens() > 0) ++i;  // skip its value
+    // Skip its value; a switch's value is optional and must be attached (--tables=false).
+    if (option != nullptr && option->semantic()->min_tokens() > 0) ++i;
   }
   return nullptr;
 }
@@ -235,18 +206,20 @@ std::string help_text() {
   out << "ctxguard keeps MCP tool results within a model's context budget.\n\n"
       << kUsage << "\n\n"
       << option_table() << "\n"
+      << setting_options() << "\n"
       << "Example (claude_desktop_config.json \"command\"/\"args\"):\n"
       << "  ctxguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir\n";
   return out.str();
 }
 
-std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* const> argv) {
+std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* const> argv,
+                                                        const Environment& environment) {
   const auto args = argv.empty() ? argv : argv.subspan(1);
   const auto separator = std::find_if(
       args.begin(), args.end(), [](const char* arg) { return std::string_view(arg) == "--"; });
   const std::vector<std::string> ours(args.begin(), separator);
 
-  const po::options_description table = option_table();
+  const po::options_description table = all_options();
   if (const std::string* stray = stray_word(ours, table)) {
     return UsageError{"unexpected argument '" + *stray + "': put the server command after '--'. " +
                       kUsage};
@@ -290,8 +263,20 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     return UsageError{"--max-message-bytes must be at least 1024"};
   }
 
-  if (auto error = read_budget(vm, settings.budget)) return std::move(*error);
+  if (auto error = read_settings(vm, environment, command_line.sources)) return std::move(*error);
+  // Checked now without the file (read later, by load_profile): flags and variables that
+  // contradict each other are a usage error before anything starts.
+  auto profile = Profile::build(command_line.sources);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
+    return UsageError{errors->front()};
+  }
+  settings.budget = std::get<ProfilePtr>(profile)->global();
 
+  if (vm.count("check-config")) {
+    command_line.sources.file_path = vm["check-config"].as<std::string>();
+    command_line.action = CommandLine::Action::kCheckConfig;
+    return command_line;
+  }
   if (separator == args.end() || separator + 1 == args.end()) {
     return UsageError{"missing server command. " + std::string(kUsage)};
   }

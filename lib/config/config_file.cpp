@@ -1,18 +1,72 @@
 #include "config/config_file.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 namespace ctxguard::config {
 
 namespace {
 
+// Edits (insert, delete, replace; case ignored) turning `a` into `b`: spots a misspelt key.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      const std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.size()];
+}
+
+// What to say after "unknown setting.": the key it most likely meant, or every key.
+std::string unknown_key_hint(std::string_view key, bool in_rule) {
+  std::vector<std::string_view> keys;
+  for (const SettingSpec& spec : setting_table()) {
+    if (!in_rule || spec.scope == SettingScope::kTool) keys.push_back(spec.key);
+  }
+  keys.push_back(in_rule ? "fields" : "tools");
+  if (in_rule) keys.push_back("match");
+  std::string_view nearest;
+  std::size_t best = 3;  // more edits than this is a different word
+  for (const std::string_view candidate : keys) {
+    const std::size_t distance = edit_distance(key, candidate);
+    if (distance < best) {
+      best = distance;
+      nearest = candidate;
+    }
+  }
+  if (!nearest.empty()) return fmt::format(" Did you mean {}?", nearest);
+  return fmt::format(" Known keys: {}.", fmt::join(keys, ", "));
+}
+
 // Reads one setting (`key`: `node`) into `out`; problems go to `errors`, named `where`.
 void read_setting(const std::string& key, const YAML::Node& node, const std::string& where,
-                  std::vector<SettingValue>& out, std::vector<std::string>& errors) {
+                  bool in_rule, std::vector<SettingValue>& out, std::vector<std::string>& errors) {
   const SettingSpec* spec = find_setting(key);
   if (spec == nullptr) {
-    errors.push_back(fmt::format("{}: unknown setting.", where));
+    errors.push_back(fmt::format("{}: unknown setting.{}", where, unknown_key_hint(key, in_rule)));
+    return;
+  }
+  if (in_rule && spec->scope != SettingScope::kTool) {
+    errors.push_back(fmt::format(
+        "{}: applies to the whole process (one cache for all tools), so it cannot be set per "
+        "tool; set it at the top level.",
+        where));
     return;
   }
   if (!node.IsScalar()) {
@@ -50,14 +104,16 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
         continue;
       }
       for (const auto& field : member.second) {
-        if (!field.IsScalar() || field.Scalar().empty()) {
-          errors.push_back(fmt::format("{}: every field must be a name such as guest.name.", at));
+        if (!field.IsScalar() || !is_field_path(field.Scalar())) {
+          errors.push_back(fmt::format("{}: {} is not a field name: names are like id or "
+                                       "guest.name (dots reach into nested objects).",
+                                       at, field.IsScalar() ? field.Scalar() : "a list or map"));
           break;
         }
         rule.fields.emplace_back(field.Scalar());
       }
     } else {
-      read_setting(key, member.second, at, rule.overrides, errors);
+      read_setting(key, member.second, at, true, rule.overrides, errors);
     }
   }
   if (rule.glob.empty() && !node["match"]) {
@@ -68,6 +124,33 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
 }
 
 }  // namespace
+
+bool is_field_path(std::string_view field) {
+  return !field.empty() && field.front() != '.' && field.back() != '.' &&
+         field.find("..") == std::string_view::npos;
+}
+
+std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::string& path) {
+  const auto fail = [&path](std::string_view why) {
+    return std::vector<std::string>{fmt::format("{}: {}", path, why)};
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(fmt::format("cannot read it ({})", std::strerror(errno)));
+  std::string text;
+  std::array<char, 8192> buffer{};
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      return fail(fmt::format("larger than {} bytes: is this the right file?", kMaxConfigBytes));
+    }
+  }
+  if (in.bad()) return fail(fmt::format("cannot read it ({})", std::strerror(errno)));
+  auto parsed = parse_config(text);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) {
+    for (std::string& error : *errors) error = fmt::format("{}: {}", path, error);
+  }
+  return parsed;
+}
 
 std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view yaml) {
   std::vector<std::string> errors;
@@ -83,17 +166,7 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
   if (!root.IsMap()) return std::vector<std::string>{"the file must be a map of settings."};
   for (const auto& member : root) {
     const std::string key = member.first.as<std::string>();
-    if (key == "mode") {
-      const std::string mode = member.second.IsScalar() ? member.second.Scalar() : "";
-      if (mode == "enforce") {
-        file.mode = Mode::kEnforce;
-      } else if (mode == "observe") {
-        file.mode = Mode::kObserve;
-      } else {
-        errors.push_back(fmt::format("mode: {} is not allowed: it must be enforce or observe.",
-                                     mode.empty() ? "that" : mode));
-      }
-    } else if (key == "tools") {
+    if (key == "tools") {
       if (!member.second.IsSequence()) {
         errors.push_back("tools: must be a list of rules, each with `match`.");
         continue;
@@ -102,7 +175,7 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
         read_rule(member.second[i], fmt::format("tools[{}]", i), file, errors);
       }
     } else {
-      read_setting(key, member.second, key, file.settings, errors);
+      read_setting(key, member.second, key, false, file.settings, errors);
     }
   }
   if (!errors.empty()) return errors;

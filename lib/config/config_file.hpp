@@ -23,8 +23,6 @@
 
 namespace ctxguard::config {
 
-enum class Mode { kEnforce, kObserve };
-
 // One setting a source sets, as text: validated when read, applied in precedence order later.
 struct SettingValue {
   const SettingSpec* spec = nullptr;
@@ -38,13 +36,22 @@ struct ToolRule {
 };
 
 struct ConfigFile {
-  std::optional<Mode> mode;
-  std::vector<SettingValue> settings;  // the global settings the file sets
+  std::vector<SettingValue> settings;  // the global settings the file sets, `mode` included
   std::vector<ToolRule> tools;
 };
 
 // Every problem of `yaml`, or the file. Problems name the key path ("tools[1].pageSize"), the
 // value and what is allowed.
 std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view yaml);
+
+// A configuration file is a few KB; anything past this is a mistake (a log, a binary).
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+
+// Reads and parses the file at `path`; problems are prefixed with the path ("ctxguard.yaml:
+// tools[1].pageSize: ..."), unreadable and oversized files included.
+std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::string& path);
+
+// Whether `field` is a field name or a dotted path into nested objects ("guest.name").
+bool is_field_path(std::string_view field);
 
 }  // namespace ctxguard::config

@@ -27,43 +27,74 @@ constexpr std::uint64_t kGiB = kMiB * 1024;
 
 constexpr std::uint64_t kTokensMax = 10'000'000;
 
+using Kind = SettingKind;
+using Scope = SettingScope;
+
 const std::array kSettings{
-    SettingSpec{"tokenBudget", "token-budget", "CTXGUARD_TOKEN_BUDGET", SettingKind::kCount, 100,
-                kTokensMax,
+    SettingSpec{"mode", "mode", "CTXGUARD_MODE", Kind::kMode, Scope::kTool, 0, 1,
+                "enforce: rewrite answers; observe: forward them untouched and log what enforce "
+                "would have done (shadow / A-B)",
+                CTXGUARD_SWITCH(observe)},
+    SettingSpec{"tokenBudget", "token-budget", "CTXGUARD_TOKEN_BUDGET", Kind::kCount, Scope::kTool,
+                100, kTokensMax,
                 "estimated tokens above which a tool result is compacted, paginated, summarized",
                 CTXGUARD_NUMBER(token_budget)},
-    SettingSpec{"hardCap", "hard-cap", "CTXGUARD_HARD_CAP", SettingKind::kCount, 100, kTokensMax,
-                "estimated tokens no answer exceeds; larger ones are cut as text",
+    SettingSpec{"hardCap", "hard-cap", "CTXGUARD_HARD_CAP", Kind::kCount, Scope::kTool, 100,
+                kTokensMax,
+                "estimated tokens no answer exceeds; larger ones are cut as text (default: 3x "
+                "tokenBudget when only that is raised past 12000)",
                 CTXGUARD_NUMBER(hard_cap)},
-    SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", SettingKind::kCount, 1, 100'000,
-                "items kept when a long array is cut", CTXGUARD_NUMBER(page_size)},
-    SettingSpec{"maxPageSize", "max-page-size", "CTXGUARD_MAX_PAGE_SIZE", SettingKind::kCount, 1,
-                100'000, "largest `limit` ctxguard_fetch accepts", CTXGUARD_NUMBER(max_page_size)},
-    SettingSpec{"chunkSize", "chunk-size", "CTXGUARD_CHUNK_SIZE", SettingKind::kCount, 50,
-                kTokensMax, "estimated tokens above which plain text is served in chunks",
+    SettingSpec{"estimatorMargin", "estimator-margin", "CTXGUARD_ESTIMATOR_MARGIN", Kind::kCount,
+                Scope::kTool, 0, 50,
+                "percent added to every token estimate: answers are planned against "
+                "tokenBudget / (1 + margin)",
+                CTXGUARD_NUMBER(estimator_margin_percent)},
+    SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", Kind::kCount, Scope::kTool, 1,
+                100'000, "items kept when a long array is cut (arrays of 10 items or fewer never are)",
+                CTXGUARD_NUMBER(page_size)},
+    SettingSpec{"maxPageSize", "max-page-size", "CTXGUARD_MAX_PAGE_SIZE", Kind::kCount,
+                Scope::kTool, 1, 100'000, "largest `limit` ctxguard_fetch accepts",
+                CTXGUARD_NUMBER(max_page_size)},
+    SettingSpec{"chunkSize", "chunk-size", "CTXGUARD_CHUNK_SIZE", Kind::kCount, Scope::kTool, 50,
+                kTokensMax,
+                "estimated tokens above which plain text is served in chunks (default: half the "
+                "budget when that is lower than 2000)",
                 CTXGUARD_NUMBER(summary.chunk_tokens)},
-    SettingSpec{"maxString", "max-string", "CTXGUARD_MAX_STRING", SettingKind::kCount, 0, 1'000'000,
-                "characters kept of a long string in a summarized answer (0: never cut)",
+    SettingSpec{"maxString", "max-string", "CTXGUARD_MAX_STRING", Kind::kCount, Scope::kTool, 0,
+                1'000'000, "characters kept of a long string in a summarized answer (0: never cut)",
                 CTXGUARD_NUMBER(summary.max_string_chars)},
-    SettingSpec{"maxDepth", "max-depth", "CTXGUARD_MAX_DEPTH", SettingKind::kCount, 0, 64,
+    SettingSpec{"maxDepth", "max-depth", "CTXGUARD_MAX_DEPTH", Kind::kCount, Scope::kTool, 0, 64,
                 "nesting shown in a summarized answer; deeper values become placeholders (0: any)",
                 CTXGUARD_NUMBER(summary.max_depth)},
-    SettingSpec{"projection", "projection", "CTXGUARD_PROJECTION", SettingKind::kSwitch, 0, 1,
-                "records may lose fields when nothing else makes an answer fit",
+    SettingSpec{"pagination", "pagination", "CTXGUARD_PAGINATION", Kind::kSwitch, Scope::kTool, 0,
+                1, "long arrays are cut to a page, with a cursor to the rest",
+                CTXGUARD_SWITCH(pagination)},
+    SettingSpec{"summarization", "summarization", "CTXGUARD_SUMMARIZATION", Kind::kSwitch,
+                Scope::kTool, 0, 1,
+                "long strings are cut, deep values collapsed and records projected to fit",
+                CTXGUARD_SWITCH(summarization)},
+    SettingSpec{"projection", "projection", "CTXGUARD_PROJECTION", Kind::kSwitch, Scope::kTool, 0,
+                1, "records may lose fields when nothing else makes an answer fit",
                 CTXGUARD_SWITCH(summary.project)},
-    SettingSpec{"tables", "tables", "CTXGUARD_TABLES", SettingKind::kSwitch, 0, 1,
-                "uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless)",
+    SettingSpec{"chunking", "chunking", "CTXGUARD_CHUNKING", Kind::kSwitch, Scope::kTool, 0, 1,
+                "plain text over chunkSize is served in chunks cut at semantic boundaries",
+                CTXGUARD_SWITCH(chunking)},
+    SettingSpec{"search", "search", "CTXGUARD_SEARCH", Kind::kSwitch, Scope::kTool, 0, 1,
+                "ctxguard_fetch `query` may search these results",
+                CTXGUARD_SWITCH(search)},
+    SettingSpec{"tables", "tables", "CTXGUARD_TABLES", Kind::kSwitch, Scope::kTool, 0, 1,
+                "uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless, fewer tokens)",
                 CTXGUARD_SWITCH(summary.tables)},
-    SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", SettingKind::kSeconds, 1, 604'800,
-                "seconds a cursor stays valid after the result's last use",
+    SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", Kind::kSeconds, Scope::kStartup,
+                1, 604'800, "seconds a cursor stays valid after the result's last use",
                 [](const BudgetSettings& b) -> std::uint64_t {
                   return static_cast<std::uint64_t>(b.cursor_ttl.count()) * 1000;
                 },
                 [](BudgetSettings& b, std::uint64_t ms) {
                   b.cursor_ttl = std::chrono::seconds((ms + 999) / 1000);
                 }},
-    SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", SettingKind::kBytes, kMiB,
-                64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
+    SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", Kind::kBytes, Scope::kProcess,
+                kMiB, 64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
                 CTXGUARD_NUMBER(cache_bytes)},
 };
 
@@ -144,33 +175,49 @@ const SettingSpec* find_setting(std::string_view key) {
   return found != kSettings.end() ? &*found : nullptr;
 }
 
+std::string allowed_values(const SettingSpec& spec) {
+  switch (spec.kind) {
+    case SettingKind::kCount:
+      return fmt::format("a whole number from {} to {}", spec.min, spec.max);
+    case SettingKind::kBytes:
+      return fmt::format("a size from {} to {} (bytes, or with a K, M or G suffix)",
+                         format_bytes(spec.min), format_bytes(spec.max));
+    case SettingKind::kSeconds:
+      return fmt::format("seconds from {} to {}", spec.min, spec.max);
+    case SettingKind::kSwitch:
+      return "true or false";
+    case SettingKind::kMode:
+      return "enforce or observe";
+  }
+  return {};
+}
+
 std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
                                          std::string_view where, BudgetSettings& budget) {
   std::optional<std::uint64_t> value;
-  std::string allowed;
   switch (spec.kind) {
     case SettingKind::kCount:
       value = parse_whole(text);
-      allowed = fmt::format("a whole number from {} to {}", spec.min, spec.max);
       break;
     case SettingKind::kBytes:
       value = parse_bytes(text);
-      allowed = fmt::format("a size from {} to {} (bytes, or with a K, M or G suffix)",
-                            format_bytes(spec.min), format_bytes(spec.max));
       break;
     case SettingKind::kSeconds:
       value = parse_seconds(text);
-      allowed = fmt::format("seconds from {} to {}", spec.min, spec.max);
       break;
     case SettingKind::kSwitch:
       value = parse_switch(text);
-      allowed = "true or false";
+      break;
+    case SettingKind::kMode:
+      if (text == "enforce") value = 0;
+      if (text == "observe") value = 1;
       break;
   }
   const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
   if (!value || *value < spec.min * scale || *value > spec.max * scale) {
     return fmt::format("{}: {} is not allowed: it must be {}.", where,
-                       text.empty() ? std::string("an empty value") : std::string(text), allowed);
+                       text.empty() ? std::string("an empty value") : std::string(text),
+                       allowed_values(spec));
   }
   spec.set(budget, *value);
   return std::nullopt;
@@ -188,28 +235,36 @@ std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget
                                : fmt::format("{}s", static_cast<double>(value) / 1000);
     case SettingKind::kSwitch:
       return value != 0 ? "true" : "false";
+    case SettingKind::kMode:
+      return value != 0 ? "observe" : "enforce";
   }
   return std::to_string(value);
 }
 
-std::optional<std::string> check_setting_rules(const BudgetSettings& budget,
-                                               std::string_view where) {
+std::optional<SettingConflict> check_setting_rules(const BudgetSettings& budget,
+                                                   std::string_view where) {
   const std::string prefix = where.empty() ? std::string() : std::string(where) + ".";
   if (budget.page_size > budget.max_page_size) {
-    return fmt::format("{}pageSize: {} is above maxPageSize {}.", prefix, budget.page_size,
-                       budget.max_page_size);
+    return SettingConflict{fmt::format("{}pageSize: {} is above maxPageSize {}.", prefix,
+                                       budget.page_size, budget.max_page_size),
+                           "pageSize", "maxPageSize"};
   }
   if (budget.hard_cap < budget.token_budget) {
-    return fmt::format("{}hardCap: {} is below tokenBudget {}.", prefix, budget.hard_cap,
-                       budget.token_budget);
+    return SettingConflict{fmt::format("{}hardCap: {} is below tokenBudget {}.", prefix,
+                                       budget.hard_cap, budget.token_budget),
+                           "hardCap", "tokenBudget"};
   }
   if (budget.summary.chunk_tokens > budget.token_budget) {
-    return fmt::format("{}chunkSize: {} is above tokenBudget {}: a chunk must fit in one answer.",
-                       prefix, budget.summary.chunk_tokens, budget.token_budget);
+    return SettingConflict{
+        fmt::format("{}chunkSize: {} is above tokenBudget {}: a chunk must fit in one answer.",
+                    prefix, budget.summary.chunk_tokens, budget.token_budget),
+        "chunkSize", "tokenBudget"};
   }
   if (budget.summary.max_string_chars != 0 && budget.summary.max_string_chars < 20) {
-    return fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters.",
-                       prefix, budget.summary.max_string_chars);
+    return SettingConflict{
+        fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters.",
+                    prefix, budget.summary.max_string_chars),
+        "maxString", "maxString"};
   }
   return std::nullopt;
 }

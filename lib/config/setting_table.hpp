@@ -20,6 +20,14 @@ enum class SettingKind {
   kBytes,    // a whole number of bytes, with an optional K, M or G suffix (binary units)
   kSeconds,  // a number of seconds, fractions allowed, in [min, max]
   kSwitch,   // true or false (also on/off, yes/no, 1/0)
+  kMode,     // enforce or observe (stored as 0/1)
+};
+
+// Where a setting may be set, and whether a reload can change it.
+enum class SettingScope {
+  kTool,     // globally and in per-tool rules; a reload applies it to the next calls
+  kProcess,  // globally only (one cache for all tools); a reload applies it
+  kStartup,  // globally only; a reload keeps the running value and says so
 };
 
 struct SettingSpec {
@@ -27,6 +35,7 @@ struct SettingSpec {
   std::string_view flag;  // CLI flag without dashes: "token-budget"
   std::string_view env;   // environment variable: "CTXGUARD_TOKEN_BUDGET"
   SettingKind kind = SettingKind::kCount;
+  SettingScope scope = SettingScope::kTool;
   std::uint64_t min = 0;
   std::uint64_t max = 0;
   std::string_view help;
@@ -41,18 +50,29 @@ std::span<const SettingSpec> setting_table();
 // The spec for a YAML key, or nullptr.
 const SettingSpec* find_setting(std::string_view key);
 
+// What values `spec` accepts, in words ("a whole number from 1 to 100000").
+std::string allowed_values(const SettingSpec& spec);
+
 // Parses `text` as `spec` says and stores it in `budget`. On a bad value returns the message,
 // naming `where` (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value
 // and what is allowed; `budget` is unchanged then.
 std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
                                          std::string_view where, BudgetSettings& budget);
 
-// The value as the docs and the effective-config dump write it ("4000", "256M", "600s", "true").
+// The value as the docs and the effective-config dump write it ("4000", "256M", "600s", "true",
+// "observe").
 std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget);
+
+// A rule between two settings that their values break.
+struct SettingConflict {
+  std::string message;   // "tools[1].pageSize: 500 is above maxPageSize 200."
+  std::string_view key;  // the setting named first ("pageSize")
+  std::string_view other;  // the one it conflicts with ("maxPageSize"), or the same key
+};
 
 // Rules between settings (pageSize <= maxPageSize, chunkSize <= tokenBudget <= hardCap); the
 // first broken one, named with `where` as a prefix ("" for the global settings).
-std::optional<std::string> check_setting_rules(const BudgetSettings& budget,
-                                               std::string_view where);
+std::optional<SettingConflict> check_setting_rules(const BudgetSettings& budget,
+                                                   std::string_view where);
 
 }  // namespace ctxguard::config

@@ -1,6 +1,7 @@
 #pragma once
 // The effective settings of one ctxguard process: a plain aggregate with its defaults in place.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -44,6 +45,9 @@ struct SummarySettings {
 
 // The context budget (FR-002, FR-007, FR-010, TokenBudget in the seeds' data model).
 struct BudgetSettings {
+  // observe (shadow, FR-036): answers go out as the server sent them; what enforce would have
+  // done is computed and logged.
+  bool observe = false;
   std::size_t token_budget = 4000;  // answers above this many estimated tokens are rewritten
   std::size_t hard_cap = 12000;     // no answer exceeds this, whatever else is configured
   std::size_t page_size = 50;       // items on a page when an array is cut
@@ -51,11 +55,31 @@ struct BudgetSettings {
   std::size_t min_cut_items = 10;   // arrays this short are never cut (US1 scenario 3)
   std::chrono::seconds cursor_ttl{600};
   std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
+  // Percent added to every estimate (FR-013's safety margin): answers are planned against
+  // token_budget * 100 / (100 + margin), see planning_budget().
+  std::size_t estimator_margin_percent = 0;
+  // Feature switches (FR-027, FR-035); the hard cap applies whatever they say.
+  bool pagination = true;     // long arrays cut to a page
+  bool summarization = true;  // long strings cut, deep values collapsed, records projected
+  bool chunking = true;       // long plain text served in chunks
+  bool search = true;         // ctxguard_fetch `query` over these results
   std::optional<std::string> cursor_secret;          // random per process when empty
   // When the server has its own tool named ctxguard_fetch, ours becomes <prefix>ctxguard_fetch.
   std::string fetch_tool_prefix = "proxy_";
   SummarySettings summary;
 };
+
+// `budget` as the pipeline plans with it: the budget and the cap lowered by the estimator
+// margin (a 20% margin plans a 4000-token budget as 3333 estimated tokens).
+inline BudgetSettings planning_budget(BudgetSettings budget) {
+  if (budget.estimator_margin_percent == 0) return budget;
+  const std::size_t scale = 100 + budget.estimator_margin_percent;
+  // Never below the smallest budget that can be configured: an answer needs room for its metadata.
+  budget.token_budget = std::max<std::size_t>(budget.token_budget * 100 / scale, 100);
+  budget.hard_cap = std::max(budget.hard_cap * 100 / scale, budget.token_budget);
+  budget.summary.chunk_tokens = std::min(budget.summary.chunk_tokens, budget.token_budget);
+  return budget;
+}
 
 struct Settings {
   std::vector<std::string> server_command;  // argv of the MCP server; [0] is looked up on PATH

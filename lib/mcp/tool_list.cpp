@@ -6,12 +6,13 @@ namespace ctxguard::mcp {
 
 namespace json = boost::json;
 
-json::object fetch_tool_definition(std::string_view name, const config::BudgetSettings& budget) {
+json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
+                                   std::size_t max_page_size) {
   json::object limit{{"type", "integer"},
                      {"minimum", 1},
-                     {"maximum", budget.max_page_size},
+                     {"maximum", max_page_size},
                      {"description", fmt::format("Items per page (default {}, at most {}).",
-                                                 budget.page_size, budget.max_page_size)}};
+                                                 page_size, max_page_size)}};
   json::object schema{
       {"type", "object"},
       {"properties",
@@ -61,7 +62,7 @@ json::object fetch_tool_definition(std::string_view name, const config::BudgetSe
        json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
 }
 
-ToolListEdit ToolListEditor::edit(json::object& result) {
+ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& profile) {
   ToolListEdit edit;
   json::array* tools = nullptr;
   if (json::value* found = result.if_contains("tools")) tools = found->if_array();
@@ -70,24 +71,30 @@ ToolListEdit ToolListEditor::edit(json::object& result) {
   for (json::value& tool : *tools) {
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
-    if (object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     const json::value* name = object->if_contains("name");
+    const bool observed = name != nullptr && name->is_string() && profile.observes(name->get_string());
+    if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     if (name != nullptr && name->is_string() && name->get_string() == kFetchToolName) {
       server_has_fetch_tool_ = true;
     }
   }
   const json::value* next = result.if_contains("nextCursor");
   edit.last_page = next == nullptr || next->is_null();
-  if (edit.last_page) {
+  if (edit.last_page && !profile.enforces_any()) {
+    server_has_fetch_tool_ = false;
+    edit.fetch_tool_name = fetch_tool_name_;
+  } else if (edit.last_page) {
     edit.name_collision = server_has_fetch_tool_;
     fetch_tool_name_ = server_has_fetch_tool_
-                           ? budget_.fetch_tool_prefix + std::string(kFetchToolName)
+                           ? profile.global().fetch_tool_prefix + std::string(kFetchToolName)
                            : std::string(kFetchToolName);
     edit.fetch_tool_name = fetch_tool_name_;
-    tools->push_back(fetch_tool_definition(fetch_tool_name_, budget_));
+    tools->push_back(fetch_tool_definition(fetch_tool_name_, profile.global().page_size,
+                                           profile.largest_max_page_size()));
+    edit.fetch_tool_added = true;
     server_has_fetch_tool_ = false;  // the next listing starts afresh
   }
-  edit.changed = edit.output_schemas_removed > 0 || edit.last_page;
+  edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added;
   return edit;
 }
 

@@ -5,7 +5,8 @@
 // Why remove outputSchema: the TypeScript SDK client validates `structuredContent` against it,
 // and its schemas forbid extra keys, so a paginated result (with `_ctxguard`) would fail with
 // -32602; dropping `structuredContent` instead fails with -32600. Every tool's result may be
-// rewritten (the hard cap applies to all), so every tool loses its outputSchema.
+// rewritten (the hard cap applies to all), so every tool loses its outputSchema, except tools in
+// observe mode, whose answers go out untouched. When every tool is observed, nothing changes.
 
 #include <cstddef>
 #include <string>
@@ -13,20 +14,22 @@
 
 #include <boost/json/object.hpp>
 
-#include "config/settings.hpp"
+#include "config/profile.hpp"
 
 namespace ctxguard::mcp {
 
 inline constexpr std::string_view kFetchToolName = "ctxguard_fetch";
 
-// The tool definition ctxguard adds, named `name`.
-boost::json::object fetch_tool_definition(std::string_view name,
-                                          const config::BudgetSettings& budget);
+// The tool definition ctxguard adds, named `name`: `limit` defaults to `page_size` and goes up
+// to `max_page_size`.
+boost::json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
+                                          std::size_t max_page_size);
 
 struct ToolListEdit {
   bool changed = false;
   std::size_t output_schemas_removed = 0;
-  bool last_page = false;       // no nextCursor: ctxguard_fetch was appended
+  bool last_page = false;         // no nextCursor
+  bool fetch_tool_added = false;  // on the last page, unless every tool is observed
   std::string fetch_tool_name;  // set on the last page
   bool name_collision = false;  // the server has its own ctxguard_fetch
 };
@@ -34,16 +37,14 @@ struct ToolListEdit {
 // Tracks one listing across its pages (tools/list may paginate) and edits each page.
 class ToolListEditor {
  public:
-  explicit ToolListEditor(const config::BudgetSettings& budget) : budget_(budget) {}
-
-  // Edits one tools/list result in place. A result without a `tools` array is left alone.
-  ToolListEdit edit(boost::json::object& result);
+  // Edits one tools/list result in place, as `profile` says. A result without a `tools` array
+  // is left alone.
+  ToolListEdit edit(boost::json::object& result, const config::Profile& profile);
 
   // The name ctxguard_fetch goes by for this server (prefixed after a collision).
   const std::string& fetch_tool_name() const { return fetch_tool_name_; }
 
  private:
-  const config::BudgetSettings& budget_;
   bool server_has_fetch_tool_ = false;  // seen on any page of the current listing
   std::string fetch_tool_name_{kFetchToolName};
 };

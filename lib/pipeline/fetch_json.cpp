@@ -16,6 +16,7 @@
 #include "pipeline/projection.hpp"
 #include "pipeline/query.hpp"
 #include "pipeline/summarize.hpp"
+#include "support/glob.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
@@ -34,7 +35,7 @@ json::array string_array(const std::vector<std::string>& list) {
 }  // namespace
 
 const FieldList* FetchTool::projection_rule(const CachedResult& entry) const {
-  for (const config::ProjectionRule& rule : budget_.summary.projections) {
+  for (const config::ProjectionRule& rule : budget_->summary.projections) {
     if (glob_matches(rule.tool_glob, entry.tool)) return &rule.fields;
   }
   return nullptr;
@@ -47,7 +48,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
                                      const Subject& subject, const Request& request,
                                      const std::function<std::size_t(Layout&)>& compose) const {
   Layout layout;
-  layout.view.tables = budget_.summary.tables;
+  layout.view.tables = budget_->summary.tables;
   if (subject.array != nullptr && !request.fields.empty()) {
     layout.view.item_fields[subject.array] = request.fields;
   } else if (subject.tree != nullptr && subject.tree->is_object() && !request.fields.empty()) {
@@ -57,9 +58,13 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
   double last_excess = 0;
   for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
     const FitLevel level = kFitLevels[step];
+    // summarization: false: values are never altered, only split (pages, then text pieces).
+    const bool summarizing =
+        level == FitLevel::kSummarize || level == FitLevel::kProject || level == FitLevel::kTighten;
+    if (summarizing && !budget_->summarization) continue;
     if (level == FitLevel::kSummarize) {
-      layout.view.max_string_chars = budget_.summary.max_string_chars;
-      layout.view.max_depth = budget_.summary.max_depth;
+      layout.view.max_string_chars = budget_->summary.max_string_chars;
+      layout.view.max_depth = budget_->summary.max_depth;
       if (!layout.view.summarizes()) continue;
     }
     if (level == FitLevel::kTighten) {
@@ -67,7 +72,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       --step;  // tighter again next time, until it fits or nothing is left to tighten
     }
     if (level == FitLevel::kProject) {
-      if (!budget_.summary.project || request.fields_given || !request.fields.empty()) continue;
+      if (!budget_->summary.project || request.fields_given || !request.fields.empty()) continue;
       std::vector<RecordGroup> groups;
       if (subject.array != nullptr) {
         RecordGroup group;
@@ -90,14 +95,14 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
     double overshoot = 0;
     const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
     for (int round = 0; round < rounds; ++round) {
-      CutPlanner planner(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
+      CutPlanner planner(budget_->page_size, budget_->min_cut_items, kTokensPerCursor);
       planner.set_view(layout.view);
       const double measured = subject.array != nullptr
                                   ? planner.add_page(*subject.array, part, subject.path,
                                                      subject.begin, subject.count, subject.indices)
                                   : planner.add_tree(*subject.tree, part, subject.path);
       const double excess = measured + static_cast<double>(kMetadataTokens) -
-                            static_cast<double>(budget_.token_budget) + overshoot;
+                            static_cast<double>(budget_->token_budget) + overshoot;
       const bool reached = plan_level(planner, level, excess);
       last_map = planner.cut_map();
       last_excess = planner.excess_left();
@@ -117,8 +122,8 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
                    layout.stats);
       }
       layout.tokens = compose(layout);
-      if (layout.tokens <= budget_.token_budget) return layout;
-      overshoot += static_cast<double>(layout.tokens - budget_.token_budget) * 1.25 + 32;
+      if (layout.tokens <= budget_->token_budget) return layout;
+      overshoot += static_cast<double>(layout.tokens - budget_->token_budget) * 1.25 + 32;
     }
   }
   return layout;
@@ -196,12 +201,12 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
                                                    request.limit, request.fields)
                                : issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {});
           },
-          fields_meta, name_, budget_.max_page_size);
+          fields_meta, name_, budget_->max_page_size);
     }
     add_summary_fields(meta, layout.stats, layout.projections, issuer.value(part, ""), name_);
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_.token_budget, 0,
+        meta, budget_->token_budget, 0,
         [&](const json::object& so_far) {
           // A page shown as a table is still {"items": ..., "_ctxguard": ...}.
           return attach_metadata(
@@ -216,14 +221,14 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
   Layout layout = lay_out(entry, part, subject, request, compose);
   // The levels plan with estimates of each part of the page, so the written page can still end a
   // few tokens over: then fewer items, until it fits or one item is left.
-  while (layout.tokens > budget_.token_budget && !layout.cuts.empty() &&
+  while (layout.tokens > budget_->token_budget && !layout.cuts.empty() &&
          layout.cuts.front().shown > 1) {
     const std::size_t shown = layout.cuts.front().shown;
     subject.count = shown - std::max<std::size_t>(1, shown / 4);
     layout = lay_out(entry, part, subject, request, compose);
   }
   answer.record.final_tokens = layout.tokens;
-  if (layout.tokens <= budget_.token_budget || layout.cuts.empty() ||
+  if (layout.tokens <= budget_->token_budget || layout.cuts.empty() ||
       layout.cuts.front().shown > 1) {
     return;
   }
@@ -287,7 +292,7 @@ bool FetchTool::answer_array_query(FetchAnswer& answer, const CachedResult& entr
                               : std::string("No more matches.");
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_.token_budget, 0,
+        meta, budget_->token_budget, 0,
         [&](const json::object& so_far) { return attach_metadata("[]", so_far); }, tokens);
     answer.result = text_tool_result(std::move(text), false);
     answer.record.final_tokens = tokens;
@@ -313,7 +318,7 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
                        ? issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
                        : std::string();
           },
-          {}, name_, budget_.max_page_size);
+          {}, name_, budget_->max_page_size);
     }
     meta["valuePath"] = path;
     // A scalar has no members to put `_ctxguard` beside: it comes as {"value": ...}.
@@ -324,7 +329,7 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
     if (!meta.contains("hint")) meta["hint"] = fmt::format("The whole value at \"{}\".", path);
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_.token_budget, 0,
+        meta, budget_->token_budget, 0,
         [&](const json::object& so_far) {
           return attach_metadata(scalar ? "{\"value\":" + layout.body + "}" : layout.body, so_far);
         },
@@ -334,7 +339,7 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
   };
   Layout layout = lay_out(entry, part, subject, request, compose);
   answer.record.final_tokens = layout.tokens;
-  if (layout.tokens > budget_.token_budget) {
+  if (layout.tokens > budget_->token_budget) {
     answer_text(answer, to_json(value), 0, part, path, issuer, value_piece_fields(path, false));
   }
 }

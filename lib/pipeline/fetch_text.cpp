@@ -26,7 +26,7 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
   const std::string_view text =
       std::string_view(part.text).substr(chunk.begin, chunk.end - chunk.begin);
   const std::size_t piece = budget::estimate_tokens(text);
-  const std::string trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+  const std::string trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
                                                    answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}},
@@ -51,7 +51,7 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
   }
   std::size_t end = first <= last ? lines->line_end(last) : begin;
   std::size_t allowance =
-      budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
+      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens);
   std::string trailer;
   std::size_t shown_last = last;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -83,13 +83,13 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
                           : fmt::format("Lines {}-{} of {}.", first, shown_last, total);
     const std::size_t piece =
         budget::estimate_tokens(std::string_view(part.text).substr(begin, cut - begin));
-    trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+    trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
                                    answer.record.final_tokens);
-    if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) {
+    if (answer.record.final_tokens <= budget_->token_budget || allowance < 64) {
       end = cut;
       break;
     }
-    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
+    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_->token_budget + 16);
   }
   answer.result = json::object{
       {"content",
@@ -114,7 +114,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
   const LineIndex* lines = part.lines.get();
   if (lines == nullptr) lines = &own.emplace(part.text);
   const std::size_t allowance =
-      budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens + 40);
+      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens + 40);
   std::string body;
   budget::TokenCounter counter;
   std::size_t total = 0;
@@ -166,7 +166,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
                           name_)
                     : std::string("These are all the matches."));
   if (body.empty()) body = total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
-  const std::string trailer = settle_budget_fields(meta, budget_.token_budget, counter.tokens(),
+  const std::string trailer = settle_budget_fields(meta, budget_->token_budget, counter.tokens(),
                                                    trailer_text, answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", body}},
@@ -180,7 +180,7 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
                             std::size_t part, const std::string& path, const CursorIssuer& issuer,
                             json::object extra) const {
   std::size_t allowance =
-      budget_.token_budget - std::min(budget_.token_budget / 2, kMetadataTokens);
+      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens);
   std::string trailer;
   std::size_t end = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -198,10 +198,10 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     }
     meta["hint"] = std::move(hint);
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(meta, budget_.token_budget, piece, trailer_text,
+    trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
                                    answer.record.final_tokens);
-    if (answer.record.final_tokens <= budget_.token_budget || allowance < 64) break;
-    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_.token_budget + 16);
+    if (answer.record.final_tokens <= budget_->token_budget || allowance < 64) break;
+    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_->token_budget + 16);
   }
   answer.result = json::object{
       {"content",

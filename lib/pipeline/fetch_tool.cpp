@@ -61,9 +61,9 @@ std::optional<std::size_t> whole_number(const json::value& value, std::string_vi
 
 }  // namespace
 
-FetchAnswer FetchTool::answer(const json::value& arguments,
+FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& settings_for,
                               std::chrono::steady_clock::time_point now,
-                              std::chrono::system_clock::time_point wall_now) const {
+                              std::chrono::system_clock::time_point wall_now) {
   FetchAnswer answer;
   answer.record.tool = name_;
   const auto fail = [&](std::string message) {
@@ -82,17 +82,13 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
 
   Request request;
   request.payload = std::move(*payload);
-  request.limit =
-      request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
-          ? request.payload.limit
-          : budget_.page_size;
   request.fields = request.payload.fields;
   request.query = request.payload.query;
   std::string error;
+  std::optional<std::size_t> limit;  // checked against the tool's maxPageSize below
   if (const json::value* limit_arg = args->if_contains("limit"); limit_arg != nullptr) {
-    const auto limit = whole_number(*limit_arg, "limit", 1, budget_.max_page_size, error);
+    limit = whole_number(*limit_arg, "limit", 1, SIZE_MAX / 2, error);
     if (!limit) return fail(error);
-    request.limit = *limit;
   }
   if (const json::value* fields_arg = args->if_contains("fields"); fields_arg != nullptr) {
     const json::array* list = fields_arg->if_array();
@@ -145,6 +141,21 @@ FetchAnswer FetchTool::answer(const json::value& arguments,
   }
   if (request.payload.part >= entry->parts.size()) {
     return fail("This cursor does not match its result.");
+  }
+  // The settings of the tool whose result this is, as configured now.
+  budget_ = &settings_for(entry->tool);
+  if (limit && *limit > budget_->max_page_size) {
+    return fail(fmt::format("`limit` must be a whole number from 1 to {}.", budget_->max_page_size));
+  }
+  request.limit = limit ? *limit
+                  : request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
+                      ? request.payload.limit
+                      : budget_->page_size;
+  if (!request.query.empty() && !budget_->search) {
+    return fail(fmt::format(
+        "Search is turned off for results of {} (search: false in ctxguard's configuration). "
+        "Page through it without `query`.",
+        entry->tool));
   }
   const CachedPart& part = entry->parts[request.payload.part];
   answer.record.tool = name_ + ":" + entry->tool;

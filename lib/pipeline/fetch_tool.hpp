@@ -42,16 +42,16 @@ struct FetchAnswer {
 
 class FetchTool {
  public:
-  FetchTool(const config::BudgetSettings& budget, const cursor::CursorCodec& codec,
-            ResultCache& cache)
-      : budget_(budget), codec_(codec), cache_(cache) {}
+  FetchTool(const cursor::CursorCodec& codec, ResultCache& cache) : codec_(codec), cache_(cache) {}
 
   void set_name(std::string name) { name_ = std::move(name); }
   const std::string& name() const { return name_; }
 
-  // Answers one call; `arguments` is the call's `arguments` (null when absent).
-  FetchAnswer answer(const boost::json::value& arguments, std::chrono::steady_clock::time_point now,
-                     std::chrono::system_clock::time_point wall_now) const;
+  // Answers one call; `arguments` is the call's `arguments` (null when absent). A page of a
+  // tool's result is laid out with `settings_for` that tool (its budget, page sizes, switches).
+  FetchAnswer answer(const boost::json::value& arguments, const SettingsFor& settings_for,
+                     std::chrono::steady_clock::time_point now,
+                     std::chrono::system_clock::time_point wall_now);
 
  private:
   // A query page that is the last: no match beyond it to resume from.
@@ -118,7 +118,7 @@ class FetchTool {
                    const std::string& path, const CursorIssuer& issuer,
                    boost::json::object extra) const;
 
-  const config::BudgetSettings& budget_;
+  const config::BudgetSettings* budget_ = nullptr;  // of the call being answered
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
   std::string name_{"ctxguard_fetch"};

@@ -42,7 +42,4 @@ std::vector<Projection> plan_projections(const std::vector<RecordGroup>& groups,
                                          const FieldList* rule, std::size_t min_fields,
                                          ValueView& view);
 
-// `*` and `?` wildcards over a tool name.
-bool glob_matches(std::string_view glob, std::string_view name);
-
 }  // namespace ctxguard::pipeline

@@ -14,22 +14,32 @@ namespace ctxguard::pipeline {
 namespace json = boost::json;
 
 std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
+                                                       const config::BudgetSettings& budget,
                                                        const CallContext& context) {
   const auto tokens = result_tokens(result);
   if (!tokens) return std::nullopt;  // not a CallToolResult: not ours to judge
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
   const bool rewrite = context.rewrite && !is_error;
-  const std::size_t limit = rewrite ? budget_.token_budget : budget_.hard_cap;
-  if (tokens->total <= limit && !(rewrite && has_text_to_chunk(result, *tokens))) {
+  const std::size_t limit = rewrite ? budget.token_budget : budget.hard_cap;
+  if (tokens->total <= limit && !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
     return std::nullopt;
   }
-  RewriteJob job(budget_, codec_, cache_, fetch_tool_, spill_, context, result);
+  if (context.dry_run) {
+    // Observe mode: the same decisions against a cache of the same size, thrown away after, so
+    // a shadowed answer never evicts a result whose cursors are out there.
+    static const SpillWriter kNoSpill;
+    ResultCache scratch(cache_.max_bytes(), cache_.ttl());
+    RewriteJob job(budget, codec_, scratch, fetch_tool_, kNoSpill, context, result);
+    return job.run(*tokens, is_error);
+  }
+  RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, result);
   return job.run(*tokens, is_error);
 }
 
-std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& result,
-                                                                const CallContext& context) {
+std::optional<RewrittenResult> ResultPipeline::process_resource(
+    json::object& result, const config::BudgetSettings& budget, const CallContext& context) {
+  if (!budget.chunking) return std::nullopt;
   json::value* contents_value = result.if_contains("contents");
   json::array* contents = contents_value != nullptr ? contents_value->if_array() : nullptr;
   if (contents == nullptr) return std::nullopt;
@@ -43,13 +53,13 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
     if (text == nullptr || !text->is_string()) continue;
     const std::size_t tokens = budget::estimate_tokens(text->get_string());
     original_tokens += tokens;
-    if (tokens <= chunk_tokens(budget_)) continue;
+    if (tokens <= chunk_tokens(budget)) continue;
     set_chunked_text(entry->parts.emplace_back(), std::string(text->get_string()),
-                     chunk_tokens(budget_));
+                     chunk_tokens(budget));
     chunked.push_back(i);
   }
   if (chunked.empty()) return std::nullopt;
-  if (spill_) {
+  if (spill_ && !context.dry_run) {
     for (CachedPart& part : entry->parts) {
       if (auto spilled = spill_(context.tool, "txt", part.text)) {
         part.spill = std::move(spilled->first);
@@ -79,7 +89,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
       const std::size_t piece = budget::estimate_tokens(item["text"].as_string());
       std::size_t tokens = 0;
       std::string trailer =
-          settle_budget_fields(meta, budget_.token_budget, piece, trailer_text, tokens);
+          settle_budget_fields(meta, budget.token_budget, piece, trailer_text, tokens);
       rewritten.record.final_tokens += tokens;
       json::object note{
           {"uri", item["uri"]}, {"mimeType", "application/json"}, {"text", std::move(trailer)}};
@@ -100,11 +110,12 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(json::object& re
   return rewritten;
 }
 
-bool ResultPipeline::has_text_to_chunk(const json::object& result,
-                                       const ResultTokens& tokens) const {
+bool ResultPipeline::has_text_to_chunk(const json::object& result, const ResultTokens& tokens,
+                                       const config::BudgetSettings& budget) {
+  if (!budget.chunking) return false;
   const json::array& content = result.at("content").as_array();
   for (std::size_t i = 0; i < content.size() && i < tokens.items.size(); ++i) {
-    if (tokens.items[i] <= chunk_tokens(budget_)) continue;
+    if (tokens.items[i] <= chunk_tokens(budget)) continue;
     const json::object* item = content[i].if_object();
     const json::value* text = item != nullptr ? item->if_contains("text") : nullptr;
     if (text == nullptr || !text->is_string()) continue;

@@ -35,6 +35,9 @@ struct CallContext {
   bool rewrite = true;  // false: only the hard cap applies to this tool
   std::chrono::steady_clock::time_point now;
   std::chrono::system_clock::time_point wall_now;
+  // observe mode: the rewrite is computed for the log only, against a scratch cache, and nothing
+  // is spilled.
+  bool dry_run = false;
 };
 
 // What one rewritten call did: the hook point the telemetry exporter reads (no payloads).
@@ -57,25 +60,30 @@ struct RewrittenResult {
   CallRecord record;
 };
 
+// The settings for calls of a tool (the configuration's per-tool rules resolved).
+using SettingsFor = std::function<const config::BudgetSettings&(std::string_view tool)>;
+
 class ResultPipeline {
  public:
-  ResultPipeline(const config::BudgetSettings& budget, const cursor::CursorCodec& codec,
-                 ResultCache& cache)
-      : budget_(budget), codec_(codec), cache_(cache) {}
+  ResultPipeline(const cursor::CursorCodec& codec, ResultCache& cache)
+      : codec_(codec), cache_(cache) {}
 
   // The name hints tell the model to call (prefixed when the server has its own).
   void set_fetch_tool_name(std::string name) { fetch_tool_ = std::move(name); }
   const std::string& fetch_tool_name() const { return fetch_tool_; }
 
   // The result to send instead of `result`, or nullopt to forward the server's bytes. `result`
-  // may be moved from when a rewrite is returned.
-  std::optional<RewrittenResult> process(boost::json::object& result, const CallContext& context);
+  // may be moved from when a rewrite is returned. `budget`: the settings of context.tool.
+  std::optional<RewrittenResult> process(boost::json::object& result,
+                                         const config::BudgetSettings& budget,
+                                         const CallContext& context);
 
   // A resources/read result (US4 for resources): text contents over the chunk size become their
   // first chunk followed by a contents item (same uri, application/json) holding
   // {"_ctxguard": ...}; blobs and short texts pass. nullopt when nothing changed. `context.tool`
   // names the resource in logs.
   std::optional<RewrittenResult> process_resource(boost::json::object& result,
+                                                  const config::BudgetSettings& budget,
                                                   const CallContext& context);
 
   // --spill-dir: writes a part's full text; returns the handle that keeps the file and its path,
@@ -88,9 +96,9 @@ class ResultPipeline {
 
  private:
   // Whether `result` holds plain text over the chunk size (chunked even within the budget).
-  bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens) const;
+  static bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens,
+                                const config::BudgetSettings& budget);
 
-  const config::BudgetSettings& budget_;
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
   std::string fetch_tool_{"ctxguard_fetch"};

@@ -31,7 +31,7 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
   if (rewrite) {
     compute_weights();  // chunks of text that structuredContent repeats are smaller
     build_entry();
-    const bool chunked = chunk_texts();
+    const bool chunked = budget_.chunking && chunk_texts();
     const bool changed = fit_json() || chunked;
     // A first answer may exceed the budget up to the hard cap when its shape leaves no finer
     // cut (a deep tree); ctxguard_fetch pages always fit the budget.
@@ -68,7 +68,7 @@ void RewriteJob::build_entry() {
                                                                .chunks = {},
                                                                .spill = {},
                                                                .spill_path = {}});
-    if (!part.is_json && part.content_index != kNotContent &&
+    if (budget_.chunking && !part.is_json && part.content_index != kNotContent &&
         part.original_tokens > chunk_tokens(budget_)) {
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       const auto size = static_cast<std::size_t>(static_cast<double>(chunk_tokens(budget_)) /

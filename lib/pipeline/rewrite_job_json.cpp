@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "support/glob.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
@@ -21,8 +22,9 @@ bool RewriteJob::fit_json() {
   }
 
   // One walk prices every part and every array in it (the estimate of the minified form).
-  auto planner =
-      std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items, kTokensPerCursor);
+  // pagination: false leaves every array whole: no array is long enough to be cut.
+  const std::size_t min_cut_items = budget_.pagination ? budget_.min_cut_items : SIZE_MAX;
+  auto planner = std::make_unique<CutPlanner>(budget_.page_size, min_cut_items, kTokensPerCursor);
   for (const std::size_t k : json_parts) {
     compact_tokens_[k] =
         static_cast<std::size_t>(std::ceil(planner->add_tree(entry_->parts[k].json, k, "")));
@@ -57,6 +59,9 @@ bool RewriteJob::fit_json() {
   view_.tables = budget_.summary.tables;
   for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
     const FitLevel level = kFitLevels[step];
+    const bool summarizing =
+        level == FitLevel::kSummarize || level == FitLevel::kProject || level == FitLevel::kTighten;
+    if (summarizing && !budget_.summarization) continue;
     if (level == FitLevel::kSummarize) {
       view_.max_string_chars = budget_.summary.max_string_chars;
       view_.max_depth = budget_.summary.max_depth;
@@ -77,8 +82,7 @@ bool RewriteJob::fit_json() {
     const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
     for (int round = 0; round < rounds; ++round) {
       if (!planner) {
-        planner = std::make_unique<CutPlanner>(budget_.page_size, budget_.min_cut_items,
-                                               kTokensPerCursor);
+        planner = std::make_unique<CutPlanner>(budget_.page_size, min_cut_items, kTokensPerCursor);
         planner->set_view(view_);
         for (const std::size_t k : json_parts) {
           compact_tokens_[k] =

@@ -33,25 +33,32 @@ json::object* result_of(json::value& response) {
 
 }  // namespace
 
-void log_call_record(const pipeline::CallRecord& record) {
+void log_call_record(const pipeline::CallRecord& record, std::string_view mode) {
   std::string stages;
   for (const std::string_view stage : record.stages) {
     if (!stages.empty()) stages += ',';
     stages += stage;
   }
   spdlog::info(
-      "call tool={} tokens={}->{} bytes={}->{} items={}/{} stages={} cache_entry={} "
+      "{} tool={} tokens={}->{} bytes={}->{} items={}/{} stages={} cache_entry={} "
       "latency_ms={:.3f}",
-      record.tool, record.original_tokens, record.final_tokens, record.original_bytes,
+      mode, record.tool, record.original_tokens, record.final_tokens, record.original_bytes,
       record.final_bytes, record.items_shown, record.items_total, stages.empty() ? "-" : stages,
       record.cache_entry, std::chrono::duration<double, std::milli>(record.latency).count());
 }
 
-Interceptor::Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec)
-    : cache_(budget.cache_bytes, budget.cursor_ttl),
-      pipeline_(budget, codec, cache_),
-      fetch_(budget, codec, cache_),
-      tool_list_(budget) {}
+Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec)
+    : profile_(std::move(profile)),
+      cache_(profile_->global().cache_bytes, codec.ttl()),
+      pipeline_(codec, cache_),
+      fetch_(codec, cache_) {}
+
+void Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
+  if (profile->global().cache_bytes != cache_.max_bytes()) {
+    cache_.set_limits(profile->global().cache_bytes, cache_.ttl(), now);
+  }
+  profile_ = std::move(profile);
+}
 
 Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,
                              WallClock::time_point wall_now) {
@@ -78,7 +85,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     }
   }
 
-  const auto routes = router_.observe(direction, message, now);
+  const auto routes = router_.observe(direction, message, now, profile_);
   bool changed = false;
   for (std::size_t i = 0; i < routes.size(); ++i) {
     const session::Route& route = routes[i];
@@ -100,8 +107,13 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     }
     if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
     json::value& element = message.batch ? message.document.as_array()[i] : message.document;
+    // The profile the request came under; a response to no known request gets the current one.
+    const config::Profile& profile =
+        route.context ? *std::static_pointer_cast<const config::Profile>(route.context) : *profile_;
     try {
-      changed = rewrite_response(element, route, now, wall_now, line.size()) || changed;
+      changed =
+          rewrite_response(element, route, profile, now, wall_now, line.size(), message.batch) ||
+          changed;
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost the rewrite, never the answer.
       spdlog::error("rewriting the {} answer failed ({}); forwarding it unchanged", route.method,
@@ -138,8 +150,13 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
   }
   const json::value* arguments = params_object->if_contains("arguments");
   const auto started = Clock::now();
-  pipeline::FetchAnswer answer =
-      fetch_.answer(arguments != nullptr ? *arguments : json::value(), now, wall_now);
+  const config::Profile& profile = *profile_;
+  pipeline::FetchAnswer answer = fetch_.answer(
+      arguments != nullptr ? *arguments : json::value(),
+      [&profile](std::string_view tool) -> const config::BudgetSettings& {
+        return profile.for_tool(tool);
+      },
+      now, wall_now);
   json::object response{{"jsonrpc", "2.0"},
                         {"id", message.envelopes.front().id},
                         {"result", std::move(answer.result)}};
@@ -152,8 +169,9 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
 }
 
 bool Interceptor::rewrite_response(json::value& response, const session::Route& route,
-                                   Clock::time_point now, WallClock::time_point wall_now,
-                                   std::size_t line_bytes) {
+                                   const config::Profile& profile, Clock::time_point now,
+                                   WallClock::time_point wall_now, std::size_t line_bytes,
+                                   bool in_batch) {
   json::object* result = result_of(response);
   if (result == nullptr) return false;  // an error response, or a malformed one: relayed as is
   if (route.method == session::kToolsCall) {
@@ -167,17 +185,19 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
       }
       return false;
     }
-    return rewrite_tool_result(response.as_object(), route.subject, now, wall_now, line_bytes);
+    return rewrite_tool_result(response.as_object(), route.subject, profile, now, wall_now,
+                               line_bytes, in_batch);
   }
   if (route.method == session::kTasksResult) {
     const auto task = task_tools_.find(route.subject);
     const std::string tool = task != task_tools_.end() ? task->second : "task:" + route.subject;
     // Kept: a client may ask for the same result again (a retry after a lost answer).
-    return rewrite_tool_result(response.as_object(), tool, now, wall_now, line_bytes);
+    return rewrite_tool_result(response.as_object(), tool, profile, now, wall_now, line_bytes,
+                               in_batch);
   }
   if (route.method == session::kToolsList) {
-    const mcp::ToolListEdit edit = tool_list_.edit(*result);
-    if (edit.last_page) {
+    const mcp::ToolListEdit edit = tool_list_.edit(*result, profile);
+    if (edit.fetch_tool_added) {
       if (edit.name_collision) {
         spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
                      mcp::kFetchToolName, edit.fetch_tool_name);
@@ -196,8 +216,10 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
     // Both arms views: a std::string temporary here would leave `tool` dangling.
     const std::string_view name =
         route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
+    // Resources are no tool's: the global settings apply.
+    if (profile.global().observe) return false;
     const pipeline::CallContext context{name, true, now, wall_now};
-    auto rewritten = pipeline_.process_resource(*result, context);
+    auto rewritten = pipeline_.process_resource(*result, profile.for_tool(""), context);
     if (!rewritten) return false;
     response.as_object()["result"] = std::move(rewritten->result);
     rewritten->record.original_bytes = line_bytes;
@@ -206,18 +228,35 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
-    return mcp::add_instructions(*result, fetch_.name());
+    return profile.enforces_any() && mcp::add_instructions(*result, fetch_.name());
   }
   return false;
 }
 
 bool Interceptor::rewrite_tool_result(json::object& response, std::string_view tool,
-                                      Clock::time_point now, WallClock::time_point wall_now,
-                                      std::size_t line_bytes) {
+                                      const config::Profile& profile, Clock::time_point now,
+                                      WallClock::time_point wall_now, std::size_t line_bytes,
+                                      bool in_batch) {
   json::object& result = response.at("result").as_object();
   const auto started = Clock::now();
+  const config::BudgetSettings& budget = profile.for_tool(tool);
+  if (budget.observe) {
+    // The line goes out as it came. The pipeline may move values out of what it is given, which
+    // only matters when other members of a batch are rewritten and the document re-serialized.
+    json::object copy;
+    if (in_batch) copy = result;
+    json::object& subject = in_batch ? copy : result;
+    auto would_be = pipeline_.process(subject, budget, {tool, true, now, wall_now, true});
+    if (would_be) {
+      would_be->record.original_bytes = line_bytes;
+      would_be->record.latency = Clock::now() - started;
+      would_be->record.cache_entry = 0;
+      log_call_record(would_be->record, "observe");
+    }
+    return false;
+  }
   pipeline::CallContext context{tool, true, now, wall_now};
-  auto rewritten = pipeline_.process(result, context);
+  auto rewritten = pipeline_.process(result, budget, context);
   if (!rewritten) return false;
   response["result"] = std::move(rewritten->result);
   rewritten->record.original_bytes = line_bytes;

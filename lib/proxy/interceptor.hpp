@@ -9,6 +9,11 @@
 //   - tools/list results: outputSchema removed, ctxguard_fetch appended on the last page;
 //   - initialize and server/discover results: ctxguard's paragraph added to `instructions`.
 // A rewrite that fails for any reason is logged and the original line goes out instead.
+//
+// The configuration is a Profile swapped whole by set_profile (a reload). Each request keeps the
+// profile it arrived under, and its answer is rewritten with that one: a reload never changes a
+// call half-way. Tools in observe mode get their answers byte-identical; what enforce would have
+// done is computed (against a scratch cache) and logged.
 
 #include <chrono>
 #include <string>
@@ -16,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/settings.hpp"
+#include "config/profile.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "jsonrpc/message.hpp"
 #include "mcp/tool_list.hpp"
@@ -42,7 +47,11 @@ class Interceptor {
   using Clock = std::chrono::steady_clock;
   using WallClock = std::chrono::system_clock;
 
-  Interceptor(const config::BudgetSettings& budget, const cursor::CursorCodec& codec);
+  Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec);
+
+  // The configuration for requests from now on; the cache takes its new size at once.
+  void set_profile(config::ProfilePtr profile, Clock::time_point now);
+  const config::ProfilePtr& profile() const { return profile_; }
 
   Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
                   WallClock::time_point wall_now);
@@ -58,12 +67,13 @@ class Interceptor {
                                       WallClock::time_point wall_now);
   // Rewrites one response in place; true when it changed.
   bool rewrite_response(boost::json::value& response, const session::Route& route,
-                        Clock::time_point now, WallClock::time_point wall_now,
-                        std::size_t line_bytes);
+                        const config::Profile& profile, Clock::time_point now,
+                        WallClock::time_point wall_now, std::size_t line_bytes, bool in_batch);
   bool rewrite_tool_result(boost::json::object& response, std::string_view tool,
-                           Clock::time_point now, WallClock::time_point wall_now,
-                           std::size_t line_bytes);
+                           const config::Profile& profile, Clock::time_point now,
+                           WallClock::time_point wall_now, std::size_t line_bytes, bool in_batch);
 
+  config::ProfilePtr profile_;
   session::SessionRouter router_;
   pipeline::ResultCache cache_;
   pipeline::ResultPipeline pipeline_;
@@ -74,7 +84,9 @@ class Interceptor {
   std::vector<pipeline::CallRecord> records_;  // of the line being handled
 };
 
-// One INFO line per rewritten or fetched call (no payloads): the telemetry hook point.
-void log_call_record(const pipeline::CallRecord& record);
+// One INFO line per rewritten or fetched call (no payloads): the telemetry hook point. `mode`
+// starts the line: "call", or "observe" for what observe mode would have done (final_bytes is
+// then 0: nothing was sent).
+void log_call_record(const pipeline::CallRecord& record, std::string_view mode = "call");
 
 }  // namespace ctxguard::proxy

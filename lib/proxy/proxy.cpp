@@ -20,6 +20,7 @@
 #include "jsonrpc/line_framer.hpp"
 #include "jsonrpc/message.hpp"
 #include "proxy/child_process.hpp"
+#include "proxy/config_reloader.hpp"
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
 #include "proxy/stdio_streams.hpp"
@@ -45,11 +46,14 @@ std::string_view sender(Direction direction) {
 
 class Session {
  public:
-  Session(asio::io_context& io, const config::Settings& settings, asio::signal_set& signals,
-          ChildProcess child, const cursor::CursorCodec& codec)
+  Session(asio::io_context& io, const config::Settings& settings,
+          const config::ConfigSources& sources, const config::ProfilePtr& profile,
+          asio::signal_set& signals, ChildProcess child, const cursor::CursorCodec& codec)
       : io_(io),
         settings_(settings),
-        interceptor_(settings.budget, codec),
+        interceptor_(profile, codec),
+        reloader_(io, sources, profile,
+                  [this](config::ProfilePtr next) { apply_profile(std::move(next)); }),
         signals_(signals),
         child_(std::move(child)),
         stdio_(io.get_executor()),
@@ -66,6 +70,7 @@ class Session {
     spawn(write_to_server());
     spawn(write_to_client());
     spawn(watch_signals());
+    reloader_.start();
     check_child();  // it may have exited before the first SIGCHLD could be seen
   }
 
@@ -92,6 +97,22 @@ class Session {
       internal_error_ = true;
       io_.stop();
     });
+  }
+
+  // A reload's new profile: new calls get it; calls in flight keep theirs. When what tools/list
+  // shows depends on the change (observe mode, ctxguard_fetch's limits), the client is told to
+  // list the tools again.
+  void apply_profile(config::ProfilePtr next) {
+    const bool relist = !next->lists_tools_like(*interceptor_.profile());
+    interceptor_.set_profile(std::move(next), std::chrono::steady_clock::now());
+    if (relist && !client_gone_) {
+      spdlog::info("the tool list changes with this configuration; telling the client");
+      spawn(notify_client(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"));
+    }
+  }
+
+  awaitable<void> notify_client(std::string message) {
+    co_await to_client_.send(std::move(message));
   }
 
   MessageWriter& destination(Direction direction) {
@@ -169,7 +190,7 @@ class Session {
           spawn(stop_server(settings_.lifecycle.kill_timeout));
           break;
         case SIGHUP:
-          spdlog::info("received SIGHUP; there is no configuration file to reload");
+          reloader_.reload_now("received SIGHUP");
           break;
         default:
           break;
@@ -297,6 +318,7 @@ class Session {
   asio::io_context& io_;
   const config::Settings& settings_;
   Interceptor interceptor_;
+  ConfigReloader reloader_;
   asio::signal_set& signals_;
   ChildProcess child_;
   StdioStreams stdio_;
@@ -322,7 +344,8 @@ std::string join(const std::vector<std::string>& words) {
 
 }  // namespace
 
-int run_proxy(const config::Settings& settings) {
+int run_proxy(const config::Settings& settings, const config::ConfigSources& sources,
+              const config::ProfilePtr& profile) {
   become_subreaper();
   // A configured secret keeps cursors valid across restarts of ctxguard (not of its cache).
   const cursor::CursorCodec codec =
@@ -354,7 +377,7 @@ int run_proxy(const config::Settings& settings) {
   spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
   spdlog::debug("server command line: {}", join(settings.server_command));
 
-  Session session(io, settings, signals, std::move(*child), codec);
+  Session session(io, settings, sources, profile, signals, std::move(*child), codec);
   if (spill_dir) {
     session.interceptor().set_spill_writer(
         [&spill_dir](std::string_view tool, std::string_view extension, std::string_view content)

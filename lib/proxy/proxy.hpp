@@ -15,6 +15,7 @@
 
 #include <memory>
 
+#include "config/profile.hpp"
 #include "config/settings.hpp"
 
 namespace ctxguard::proxy {
@@ -24,7 +25,10 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitCannotStart = 127;
 inline constexpr int kExitInternal = 70;  // EX_SOFTWARE
 
-// Runs one proxied session to its end and returns ctxguard's exit status.
-int run_proxy(const config::Settings& settings);
+// Runs one proxied session to its end and returns ctxguard's exit status. `profile` is the
+// configuration built from `sources` at start-up; the file `sources` names is watched and
+// reloaded (SIGHUP too).
+int run_proxy(const config::Settings& settings, const config::ConfigSources& sources,
+              const config::ProfilePtr& profile);
 
 }  // namespace ctxguard::proxy

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,6 +25,9 @@ struct PendingRequest {
       subject;  // what the request is about: the tool of tools/call, the task of tasks/result
   Clock::time_point started;
   std::uint64_t sequence = 0;  // order of arrival, so abandoned requests are answered in order
+  // Whatever the observer attached when the request passed (ctxguard: the configuration the
+  // call started under, so its answer is handled with it even after a reload).
+  std::shared_ptr<const void> context;
 };
 
 class RequestTracker {
@@ -31,7 +35,7 @@ class RequestTracker {
   // Records an outstanding request. Reusing an id that is still in flight is a peer bug; the newer
   // request replaces the older one because that is the one the next answer will be matched to.
   void track(const boost::json::value& id, std::string method, Clock::time_point now,
-             std::string subject = {});
+             std::string subject = {}, std::shared_ptr<const void> context = {});
 
   // Removes and returns the request `id` answers, or nullopt for an unknown id.
   std::optional<PendingRequest> resolve(const boost::json::value& id);

@@ -42,19 +42,20 @@ std::size_t SessionRouter::in_flight(Direction direction) const {
 }
 
 std::vector<Route> SessionRouter::observe(Direction direction, const jsonrpc::Message& message,
-                                          Clock::time_point now) {
+                                          Clock::time_point now,
+                                          const std::shared_ptr<const void>& context) {
   std::vector<Route> routes;
   routes.reserve(message.envelopes.size());
   for (std::size_t i = 0; i < message.envelopes.size(); ++i) {
     const jsonrpc::Envelope& envelope = message.envelopes[i];
-    Route route{envelope.kind, {}, {}, std::nullopt};
+    Route route{envelope.kind, {}, {}, std::nullopt, {}};
     const boost::json::value& element =
         message.batch ? message.document.as_array()[i] : message.document;
     switch (envelope.kind) {
       case jsonrpc::Kind::kRequest:
         route.method = envelope.method;
         route.subject = subject_of(element, envelope.method);
-        sent_in(direction).track(envelope.id, envelope.method, now, route.subject);
+        sent_in(direction).track(envelope.id, envelope.method, now, route.subject, context);
         break;
       case jsonrpc::Kind::kNotification:
         route.method = envelope.method;
@@ -65,6 +66,7 @@ std::vector<Route> SessionRouter::observe(Direction direction, const jsonrpc::Me
           route.method = std::move(request->method);
           route.subject = std::move(request->subject);
           route.elapsed = now - request->started;
+          route.context = std::move(request->context);
         }
         break;
       case jsonrpc::Kind::kUnknown:

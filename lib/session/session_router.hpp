@@ -8,6 +8,7 @@
 // stages can pick out the answers to `tools/call`, `tools/list`, `initialize` and
 // `server/discover`.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,14 +31,17 @@ struct Route {
   std::string subject;
   // Responses to a known request: the time since that request passed through.
   std::optional<Clock::duration> elapsed;
+  // Responses to a known request: what observe() was given with that request.
+  std::shared_ptr<const void> context;
 };
 
 class SessionRouter {
  public:
   // Observes `message` travelling in `direction` at `now`; returns one Route per envelope.
-  // Never fails: what it cannot match it reports with an empty method.
+  // Never fails: what it cannot match it reports with an empty method. `context` is kept with
+  // each request in `message` and handed back in the Route of its response.
   std::vector<Route> observe(Direction direction, const jsonrpc::Message& message,
-                             Clock::time_point now);
+                             Clock::time_point now, const std::shared_ptr<const void>& context = {});
 
   // Requests the client sent that the server never answered, in arrival order; the tracker is
   // emptied. Called when the server is gone, so each can get an error response.

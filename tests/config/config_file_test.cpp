@@ -67,6 +67,10 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK(with("tables", "on").summary.tables);
   CHECK_FALSE(with("projection", "no").summary.project);
   CHECK(with("maxString", "0").summary.max_string_chars == 0);
+  CHECK(with("mode", "observe").observe);
+  CHECK_FALSE(with("mode", "enforce").observe);
+  CHECK_FALSE(with("pagination", "off").pagination);
+  CHECK(with("estimatorMargin", "20").estimator_margin_percent == 20);
 
   CHECK(problem("tokenBudget", "lots") ==
         "tokenBudget: lots is not allowed: it must be a whole number from 100 to 10000000.");
@@ -76,19 +80,21 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK(problem("tables", "maybe") == "tables: maybe is not allowed: it must be true or false.");
   CHECK(problem("maxDepth", "65").find("from 0 to 64") != std::string::npos);
   CHECK(problem("cursorTtl", "").find("an empty value") != std::string::npos);
+  CHECK(problem("mode", "Observe") == "mode: Observe is not allowed: it must be enforce or observe.");
+  CHECK(problem("estimatorMargin", "60").find("from 0 to 50") != std::string::npos);
 }
 
 TEST_CASE("setting rules: settings that contradict each other are named") {
   BudgetSettings budget;
   budget.page_size = 500;
-  CHECK(check_setting_rules(budget, "tools[1]") ==
+  CHECK(check_setting_rules(budget, "tools[1]")->message ==
         "tools[1].pageSize: 500 is above maxPageSize 200.");
   budget = BudgetSettings{};
   budget.hard_cap = 1000;
-  CHECK(check_setting_rules(budget, "")->find("hardCap: 1000 is below tokenBudget 4000") == 0);
+  CHECK(check_setting_rules(budget, "")->message.find("hardCap: 1000 is below tokenBudget 4000") == 0);
   budget = BudgetSettings{};
   budget.summary.chunk_tokens = 5000;
-  CHECK(check_setting_rules(budget, "")->find("chunkSize: 5000 is above tokenBudget") == 0);
+  CHECK(check_setting_rules(budget, "")->message.find("chunkSize: 5000 is above tokenBudget") == 0);
 }
 
 TEST_CASE("config file: globals, mode and ordered per-tool rules") {
@@ -108,10 +114,11 @@ tools:
 )");
   REQUIRE(std::holds_alternative<ConfigFile>(parsed));
   const ConfigFile& file = std::get<ConfigFile>(parsed);
-  CHECK(file.mode == Mode::kObserve);
-  REQUIRE(file.settings.size() == 2);
-  CHECK(file.settings[0].spec->key == "tokenBudget");
-  CHECK(file.settings[0].text == "8000");
+  REQUIRE(file.settings.size() == 3);
+  CHECK(file.settings[0].spec->key == "mode");
+  CHECK(file.settings[0].text == "observe");
+  CHECK(file.settings[1].spec->key == "tokenBudget");
+  CHECK(file.settings[1].text == "8000");
   REQUIRE(file.tools.size() == 3);
   CHECK(file.tools[0].glob == "read_*");
   CHECK(file.tools[0].overrides.at(0).spec->key == "chunkSize");
@@ -135,15 +142,21 @@ tools:
   - match: list
     fields: id
     colour: blue
+  - match: big
+    cacheSize: 1G
 )");
   const std::vector<std::string> expected{
-      "tokenBudgte: unknown setting.",
+      "tokenBudgte: unknown setting. Did you mean tokenBudget?",
       "pageSize: lots is not allowed: it must be a whole number from 1 to 100000.",
       "mode: fast is not allowed: it must be enforce or observe.",
       "tools[0].pageSize: must be a single value, not a list or a map.",
       "tools[1]: `match` is missing: which tools does this rule apply to?",
       "tools[2].fields: must be a list of field names, e.g. [id, status].",
-      "tools[2].colour: unknown setting.",
+      "tools[2].colour: unknown setting. Known keys: mode, tokenBudget, hardCap, "
+      "estimatorMargin, pageSize, maxPageSize, chunkSize, maxString, maxDepth, pagination, "
+      "summarization, projection, chunking, search, tables, fields, match.",
+      "tools[3].cacheSize: applies to the whole process (one cache for all tools), so it cannot "
+      "be set per tool; set it at the top level.",
   };
   CHECK(errors == expected);
 
@@ -162,7 +175,6 @@ TEST_CASE("config/ctxguard.yaml: every setting, each at its built-in default") {
   auto parsed = parse_config(text.str());
   REQUIRE(std::holds_alternative<ConfigFile>(parsed));
   const ConfigFile& file = std::get<ConfigFile>(parsed);
-  CHECK(file.mode == Mode::kEnforce);
   CHECK(file.tools.empty());
   const BudgetSettings defaults;
   std::set<std::string_view> listed;

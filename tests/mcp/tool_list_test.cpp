@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "config/config_file.hpp"
 #include "mcp/tool_list.hpp"
 
 namespace json = boost::json;
@@ -18,10 +19,10 @@ json::object tool(const char* name) {
 }  // namespace
 
 TEST_CASE("tool list: outputSchema is removed and ctxguard_fetch appended last") {
-  ctxguard::config::BudgetSettings budget;
-  ToolListEditor editor(budget);
+  const auto profile = ctxguard::config::Profile::of({});
+  ToolListEditor editor;
   json::object result{{"tools", json::array{tool("read"), tool("list")}}};
-  const auto edit = editor.edit(result);
+  const auto edit = editor.edit(result, *profile);
   REQUIRE(edit.changed);
   REQUIRE(edit.output_schemas_removed == 2);
   const auto& tools = result.at("tools").as_array();
@@ -35,35 +36,76 @@ TEST_CASE("tool list: outputSchema is removed and ctxguard_fetch appended last")
 }
 
 TEST_CASE("tool list: with pages, ctxguard_fetch comes only on the last page") {
-  ctxguard::config::BudgetSettings budget;
-  ToolListEditor editor(budget);
+  const auto profile = ctxguard::config::Profile::of({});
+  ToolListEditor editor;
   json::object first{{"tools", json::array{tool("a")}}, {"nextCursor", "page2"}};
-  editor.edit(first);
+  editor.edit(first, *profile);
   REQUIRE(first.at("tools").as_array().size() == 1);
   json::object last{{"tools", json::array{tool("b")}}};
-  editor.edit(last);
+  editor.edit(last, *profile);
   REQUIRE(last.at("tools").as_array().back().at("name").as_string() == "ctxguard_fetch");
 }
 
 TEST_CASE("tool list: a server tool named ctxguard_fetch makes ours take the prefix") {
-  ctxguard::config::BudgetSettings budget;
-  ToolListEditor editor(budget);
+  const auto profile = ctxguard::config::Profile::of({});
+  ToolListEditor editor;
   json::object first{{"tools", json::array{tool("ctxguard_fetch")}}, {"nextCursor", "2"}};
-  editor.edit(first);
+  editor.edit(first, *profile);
   json::object last{{"tools", json::array{tool("other")}}};
-  const auto edit = editor.edit(last);
+  const auto edit = editor.edit(last, *profile);
   REQUIRE(edit.name_collision);
   REQUIRE(editor.fetch_tool_name() == "proxy_ctxguard_fetch");
   REQUIRE(last.at("tools").as_array().back().at("name").as_string() == "proxy_ctxguard_fetch");
   // A later listing without the clash gives the plain name back.
   json::object again{{"tools", json::array{tool("other")}}};
-  editor.edit(again);
+  editor.edit(again, *profile);
   REQUIRE(editor.fetch_tool_name() == "ctxguard_fetch");
 }
 
 TEST_CASE("tool list: a result without a tools array is left alone") {
-  ctxguard::config::BudgetSettings budget;
-  ToolListEditor editor(budget);
+  const auto profile = ctxguard::config::Profile::of({});
+  ToolListEditor editor;
   json::object odd{{"tools", "none"}};
-  REQUIRE_FALSE(editor.edit(odd).changed);
+  REQUIRE_FALSE(editor.edit(odd, *profile).changed);
+}
+
+namespace {
+
+ctxguard::config::ProfilePtr profile_from(std::string_view yaml) {
+  ctxguard::config::ConfigSources sources;
+  auto file = ctxguard::config::parse_config(yaml);
+  REQUIRE(std::holds_alternative<ctxguard::config::ConfigFile>(file));
+  sources.file = std::get<ctxguard::config::ConfigFile>(std::move(file));
+  auto built = ctxguard::config::Profile::build(sources);
+  REQUIRE(std::holds_alternative<ctxguard::config::ProfilePtr>(built));
+  return std::get<ctxguard::config::ProfilePtr>(built);
+}
+
+}  // namespace
+
+TEST_CASE("tool list: observed tools keep their outputSchema; all observed, nothing changes") {
+  ToolListEditor editor;
+  const auto some = profile_from("tools:\n  - match: \"beta_*\"\n    mode: observe\n");
+  json::object result{{"tools", json::array{tool("beta_search"), tool("list")}}};
+  const auto edit = editor.edit(result, *some);
+  CHECK(edit.output_schemas_removed == 1);
+  const auto& tools = result.at("tools").as_array();
+  REQUIRE(tools.size() == 3);
+  CHECK(tools[0].as_object().contains("outputSchema"));
+  CHECK_FALSE(tools[1].as_object().contains("outputSchema"));
+
+  const auto all = profile_from("mode: observe\n");
+  json::object untouched{{"tools", json::array{tool("beta_search"), tool("list")}}};
+  const json::object before = untouched;
+  CHECK_FALSE(editor.edit(untouched, *all).changed);
+  CHECK(untouched == before);
+
+  // A rule that enforces one tool under a global observe brings ctxguard_fetch back, with the
+  // largest maxPageSize any tool allows.
+  const auto one = profile_from(
+      "mode: observe\ntools:\n  - match: list\n    mode: enforce\n    maxPageSize: 500\n");
+  json::object listed{{"tools", json::array{tool("beta_search"), tool("list")}}};
+  CHECK(editor.edit(listed, *one).fetch_tool_added);
+  CHECK(listed.at("tools").as_array().back().at("inputSchema").at("properties").at("limit").at(
+            "maximum") == 500);
 }

@@ -34,17 +34,22 @@ struct Fixture {
       : budget(std::move(settings)),
         codec({std::string(32, 'k')}, budget.cursor_ttl),
         cache(budget.cache_bytes, budget.cursor_ttl),
-        pipeline(budget, codec, cache),
-        fetch(budget, codec, cache) {}
+        pipeline(codec, cache),
+        fetch(codec, cache) {}
 
   std::optional<RewrittenResult> process(json::object result, std::string_view tool = "tool",
                                          bool rewrite = true) {
     held = std::move(result);
-    return pipeline.process(held, CallContext{tool, rewrite, now, wall_now});
+    return pipeline.process(held, budget, CallContext{tool, rewrite, now, wall_now});
   }
 
   json::object fetch_page(json::object arguments) {
-    return fetch.answer(json::value(std::move(arguments)), now, wall_now).result;
+    return fetch.answer(json::value(std::move(arguments)), settings_for(), now, wall_now).result;
+  }
+
+  // Every tool has `budget` (the tests change it between calls).
+  SettingsFor settings_for() {
+    return [this](std::string_view) -> const config::BudgetSettings& { return budget; };
   }
 
   config::BudgetSettings budget;

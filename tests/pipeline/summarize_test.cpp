@@ -6,9 +6,11 @@
 
 #include "pipeline/projection.hpp"
 #include "pipeline/summarize.hpp"
+#include "support/glob.hpp"
 #include "support/json_reader.hpp"
 
 using namespace ctxguard::pipeline;
+using ctxguard::glob_matches;
 namespace json = boost::json;
 
 namespace {

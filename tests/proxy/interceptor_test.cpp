@@ -13,9 +13,8 @@ using ctxguard::session::Direction;
 namespace {
 
 struct Session {
-  ctxguard::config::BudgetSettings budget;
   ctxguard::cursor::CursorCodec codec{{std::string(32, 's')}, std::chrono::seconds(600)};
-  Interceptor interceptor{budget, codec};
+  Interceptor interceptor{ctxguard::config::Profile::of({}), codec};
 
   Verdict from_client(const json::value& message) {
     return interceptor.on_line(Direction::kClientToServer, ctxguard::to_json(message),

@@ -1,0 +1,326 @@
+#include "config/profile.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "support/glob.hpp"
+
+namespace ctxguard::config {
+
+namespace {
+
+constexpr std::size_t kDefaultHardCapRatio = 3;
+constexpr std::size_t kTokensMax = 10'000'000;
+
+std::size_t index_of(const SettingSpec& spec) {
+  return static_cast<std::size_t>(&spec - setting_table().data());
+}
+
+const SettingSpec& spec_of(std::string_view key) { return *find_setting(key); }
+
+// Applies `values` over `budget`; problems go to `errors` named by `name_of`.
+template <class NameOf>
+void apply(const std::vector<SettingValue>& values, NameOf name_of, BudgetSettings& budget,
+           std::vector<bool>& set, std::vector<std::string>& errors) {
+  for (const SettingValue& value : values) {
+    if (auto problem = parse_setting(*value.spec, value.text, name_of(*value.spec), budget)) {
+      errors.push_back(std::move(*problem));
+      continue;
+    }
+    set[index_of(*value.spec)] = true;
+  }
+}
+
+// The defaults that follow other settings, for those no source set: a budget raised past the
+// default cap keeps the 1:3 ratio (the user asked for more room, not for an error), and a budget
+// lowered below twice the chunk size halves it (a chunk and its metadata fit in one answer).
+void derive(BudgetSettings& budget, const std::vector<bool>& set, std::vector<bool>* derived) {
+  if (!set[index_of(spec_of("hardCap"))] && budget.hard_cap < budget.token_budget) {
+    budget.hard_cap = std::min(budget.token_budget * kDefaultHardCapRatio, kTokensMax);
+    if (derived != nullptr) (*derived)[index_of(spec_of("hardCap"))] = true;
+  }
+  if (!set[index_of(spec_of("chunkSize"))] &&
+      budget.summary.chunk_tokens > budget.token_budget / 2) {
+    budget.summary.chunk_tokens = budget.token_budget / 2;
+    if (derived != nullptr) (*derived)[index_of(spec_of("chunkSize"))] = true;
+  }
+}
+
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::string field_list(const std::vector<std::string>& fields) {
+  std::vector<std::string> items;
+  items.reserve(fields.size());
+  for (const std::string& field : fields) items.push_back(quoted(field));
+  return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+}  // namespace
+
+std::string_view to_string(SettingSource source) {
+  switch (source) {
+    case SettingSource::kDefault:
+      return "default";
+    case SettingSource::kDerived:
+      return "derived";
+    case SettingSource::kFile:
+      return "file";
+    case SettingSource::kEnvironment:
+      return "environment";
+    case SettingSource::kCommandLine:
+      return "command line";
+  }
+  return "?";
+}
+
+std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSources& sources,
+                                                                 const Profile* running) {
+  const auto table = setting_table();
+  std::vector<std::string> errors;
+  auto profile = std::make_shared<Profile>();
+  profile->file_path_ = sources.file_path;
+  profile->sources_.assign(table.size(), SettingSource::kDefault);
+
+  BudgetSettings global = sources.base;
+  std::vector<bool> set(table.size(), false);
+  // In precedence order: each source's values land over the last one's, and so do their marks.
+  const auto apply_source = [&](const std::vector<SettingValue>& values, auto name_of,
+                                SettingSource source) {
+    apply(values, name_of, global, set, errors);
+    for (const SettingValue& value : values) profile->sources_[index_of(*value.spec)] = source;
+  };
+  if (sources.file) {
+    apply_source(sources.file->settings, [](const SettingSpec& spec) { return spec.key; },
+                 SettingSource::kFile);
+  }
+  apply_source(sources.environment, [](const SettingSpec& spec) { return spec.env; },
+               SettingSource::kEnvironment);
+  apply_source(sources.command_line,
+               [](const SettingSpec& spec) { return fmt::format("--{}", spec.flag); },
+               SettingSource::kCommandLine);
+
+  if (running != nullptr) {
+    for (const SettingSpec& spec : table) {
+      if (spec.scope != SettingScope::kStartup) continue;
+      const BudgetSettings& old = running->global();
+      if (spec.get(global) == spec.get(old)) continue;
+      profile->notes_.push_back(fmt::format(
+          "{}: {} -> {} takes effect at the next start; {} stays in force", spec.key,
+          format_setting(spec, old), format_setting(spec, global), format_setting(spec, old)));
+      spec.set(global, spec.get(old));
+    }
+  }
+
+  std::vector<bool> derived(set.size(), false);
+  derive(global, set, &derived);
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (derived[i]) profile->sources_[i] = SettingSource::kDerived;
+  }
+  if (auto conflict = check_setting_rules(global, "")) {
+    errors.push_back(profile->explain(*conflict));
+  }
+  profile->global_ = Resolved{"*", global, planning_budget(global), {}, {}};
+
+  if (sources.file) {
+    for (std::size_t i = 0; i < sources.file->tools.size(); ++i) {
+      const ToolRule& rule = sources.file->tools[i];
+      const std::string where = fmt::format("tools[{}]", i);
+      BudgetSettings budget = global;
+      std::vector<bool> rule_set = set;
+      Resolved resolved;
+      apply(rule.overrides,
+            [&where](const SettingSpec& spec) { return fmt::format("{}.{}", where, spec.key); },
+            budget, rule_set, errors);
+      for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
+      derive(budget, rule_set, nullptr);
+      if (!rule.fields.empty()) {
+        // After any --project rules: a flag outranks the file.
+        budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});
+      }
+      if (auto conflict = check_setting_rules(budget, where)) {
+        errors.push_back(std::move(conflict->message));
+      }
+      resolved.glob = rule.glob;
+      resolved.configured = budget;
+      resolved.planning = planning_budget(budget);
+      resolved.fields = rule.fields;
+      profile->rules_.push_back(std::move(resolved));
+    }
+  }
+  if (!errors.empty()) return errors;
+  return ProfilePtr(std::move(profile));
+}
+
+ProfilePtr Profile::of(const BudgetSettings& budget) {
+  ConfigSources sources;
+  sources.base = budget;
+  auto built = build(sources);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&built)) {
+    throw std::invalid_argument(errors->front());
+  }
+  return std::get<ProfilePtr>(std::move(built));
+}
+
+std::string Profile::explain(const SettingConflict& conflict) const {
+  const auto origin = [this](std::string_view key) -> std::string {
+    const SettingSpec& spec = spec_of(key);
+    switch (sources_[index_of(spec)]) {
+      case SettingSource::kDefault:
+        return fmt::format("{} is the default", key);
+      case SettingSource::kDerived:
+        return fmt::format("{} follows tokenBudget", key);
+      case SettingSource::kFile:
+        return fmt::format("{} is from {}", key, file_path_ ? *file_path_ : "the file");
+      case SettingSource::kEnvironment:
+        return fmt::format("{} is from {}", key, spec.env);
+      case SettingSource::kCommandLine:
+        return fmt::format("{} is from --{}", key, spec.flag);
+    }
+    return std::string(key);
+  };
+  if (conflict.key == conflict.other) {
+    return fmt::format("{} ({})", conflict.message, origin(conflict.key));
+  }
+  return fmt::format("{} ({}; {})", conflict.message, origin(conflict.key),
+                     origin(conflict.other));
+}
+
+const BudgetSettings& Profile::for_tool(std::string_view tool) const {
+  for (const Resolved& rule : rules_) {
+    if (glob_matches(rule.glob, tool)) return rule.planning;
+  }
+  return global_.planning;
+}
+
+bool Profile::enforces_any() const {
+  return !global_.configured.observe ||
+         std::any_of(rules_.begin(), rules_.end(),
+                     [](const Resolved& rule) { return !rule.configured.observe; });
+}
+
+bool Profile::lists_tools_like(const Profile& other) const {
+  if (enforces_any() != other.enforces_any() ||
+      global_.configured.observe != other.global_.configured.observe ||
+      global_.configured.page_size != other.global_.configured.page_size ||
+      largest_max_page_size() != other.largest_max_page_size() ||
+      rules_.size() != other.rules_.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].glob != other.rules_[i].glob ||
+        rules_[i].configured.observe != other.rules_[i].configured.observe) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::size_t Profile::largest_max_page_size() const {
+  std::size_t largest = global_.configured.max_page_size;
+  for (const Resolved& rule : rules_) largest = std::max(largest, rule.configured.max_page_size);
+  return largest;
+}
+
+std::string Profile::describe() const {
+  const auto table = setting_table();
+  std::string out = fmt::format("# ctxguard effective configuration ({})\n",
+                                file_path_ ? "file " + *file_path_ : "no file");
+  std::size_t width = 0;
+  for (const SettingSpec& spec : table) {
+    width = std::max(width, spec.key.size() + format_setting(spec, global_.configured).size());
+  }
+  for (const SettingSpec& spec : table) {
+    const std::string value = format_setting(spec, global_.configured);
+    out += fmt::format("{}: {}{}  # {}\n", spec.key, value,
+                       std::string(width - spec.key.size() - value.size(), ' '),
+                       to_string(sources_[index_of(spec)]));
+  }
+  if (rules_.empty()) return out + "tools: []\n";
+  out += "tools:  # first match wins\n";
+  for (const Resolved& rule : rules_) {
+    out += fmt::format("  - match: {}\n", quoted(rule.glob));
+    for (const std::string_view key : rule.keys) {
+      out += fmt::format("    {}: {}\n", key, format_setting(spec_of(key), rule.configured));
+    }
+    if (!rule.fields.empty()) out += fmt::format("    fields: {}\n", field_list(rule.fields));
+  }
+  return out;
+}
+
+std::vector<std::string> Profile::changes_from(const Profile& older) const {
+  std::vector<std::string> changes;
+  for (const SettingSpec& spec : setting_table()) {
+    const std::string before = format_setting(spec, older.global_.configured);
+    const std::string after = format_setting(spec, global_.configured);
+    if (before != after) changes.push_back(fmt::format("{}: {} -> {}", spec.key, before, after));
+  }
+  // Rules by glob: one present in both compares the keys either version overrides.
+  const auto find_rule = [](const std::vector<Resolved>& rules, std::string_view glob) {
+    const auto found = std::find_if(rules.begin(), rules.end(),
+                                    [glob](const Resolved& rule) { return rule.glob == glob; });
+    return found != rules.end() ? &*found : nullptr;
+  };
+  for (const Resolved& rule : rules_) {
+    const Resolved* old = find_rule(older.rules_, rule.glob);
+    if (old == nullptr) {
+      changes.push_back(fmt::format("tools {}: added", quoted(rule.glob)));
+      continue;
+    }
+    std::vector<std::string_view> keys = rule.keys;
+    keys.insert(keys.end(), old->keys.begin(), old->keys.end());
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (const std::string_view key : keys) {
+      const std::string before = format_setting(spec_of(key), old->configured);
+      const std::string after = format_setting(spec_of(key), rule.configured);
+      if (before != after) {
+        changes.push_back(
+            fmt::format("tools {}.{}: {} -> {}", quoted(rule.glob), key, before, after));
+      }
+    }
+    if (rule.fields != old->fields) {
+      changes.push_back(fmt::format("tools {}.fields: {} -> {}", quoted(rule.glob),
+                                    field_list(old->fields), field_list(rule.fields)));
+    }
+  }
+  for (const Resolved& rule : older.rules_) {
+    if (find_rule(rules_, rule.glob) == nullptr) {
+      changes.push_back(fmt::format("tools {}: removed", quoted(rule.glob)));
+    }
+  }
+  bool reordered = false;
+  std::vector<std::string_view> order;
+  for (const Resolved& rule : rules_) {
+    if (find_rule(older.rules_, rule.glob) != nullptr) order.push_back(rule.glob);
+  }
+  std::size_t next = 0;
+  for (const Resolved& rule : older.rules_) {
+    if (find_rule(rules_, rule.glob) == nullptr) continue;
+    if (order[next++] != rule.glob) reordered = true;
+  }
+  if (reordered) changes.emplace_back("tools: the order of the rules changed");
+  return changes;
+}
+
+std::variant<ProfilePtr, std::vector<std::string>> load_profile(ConfigSources& sources,
+                                                                const Profile* running) {
+  sources.file.reset();
+  if (sources.file_path) {
+    auto file = read_config_file(*sources.file_path);
+    if (auto* errors = std::get_if<std::vector<std::string>>(&file)) return std::move(*errors);
+    sources.file = std::move(std::get<ConfigFile>(file));
+  }
+  return Profile::build(sources, running);
+}
+
+}  // namespace ctxguard::config

@@ -1,0 +1,108 @@
+#pragma once
+// The reloadable configuration, resolved (US3, FR-024..028, FR-035): built-in defaults, then the
+// YAML file, then environment variables, then command-line flags, and over all of them the first
+// per-tool rule whose glob matches the tool.
+//
+// A Profile is immutable once built and shared by pointer: a reload builds a new one and swaps
+// the pointer, so a call keeps the profile it started with to its end while new calls get the
+// new one, without locks on the message path.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "config/config_file.hpp"
+#include "config/setting_table.hpp"
+#include "config/settings.hpp"
+
+namespace ctxguard::config {
+
+// Where a global setting's value came from, for the effective configuration and reload logs.
+enum class SettingSource { kDefault, kDerived, kFile, kEnvironment, kCommandLine };
+
+std::string_view to_string(SettingSource source);
+
+// What each source says, before anything is resolved.
+struct ConfigSources {
+  // Built-in defaults plus what only flags set (fetch tool prefix, cursor secret, spill
+  // directory, --project rules).
+  BudgetSettings base;
+  std::optional<std::string> file_path;  // for messages and the dump
+  std::optional<ConfigFile> file;
+  std::vector<SettingValue> environment;   // CTXGUARD_* variables, as found at start-up
+  std::vector<SettingValue> command_line;  // flags given explicitly
+};
+
+class Profile;
+using ProfilePtr = std::shared_ptr<const Profile>;
+
+class Profile {
+ public:
+  // Resolves `sources`: the profile, or every problem found (each names its key path or source,
+  // the value and what is allowed). With `running`, settings read only at start-up keep its
+  // values, and notes() says which ones the sources tried to change.
+  static std::variant<ProfilePtr, std::vector<std::string>> build(const ConfigSources& sources,
+                                                                 const Profile* running = nullptr);
+
+  // A profile of `budget` alone, no file or rules (tests, tools). Throws std::invalid_argument
+  // when `budget` breaks a rule between settings.
+  static ProfilePtr of(const BudgetSettings& budget);
+
+  // The settings the pipeline uses for calls of `tool`: the first matching rule's, else the
+  // global ones; the estimator margin already applied (planning_budget).
+  const BudgetSettings& for_tool(std::string_view tool) const;
+
+  // The global settings as configured (no margin applied).
+  const BudgetSettings& global() const { return global_.configured; }
+
+  // Whether ctxguard rewrites anything: some tool is in enforce mode. When not, tools/list and
+  // the instructions go out untouched too.
+  bool enforces_any() const;
+  // Whether tools/list comes out the same under `other` (modes, ctxguard_fetch's limits).
+  bool lists_tools_like(const Profile& other) const;
+  // The largest maxPageSize of any tool (what ctxguard_fetch's schema allows).
+  std::size_t largest_max_page_size() const;
+  // The observe mode of `tool`.
+  bool observes(std::string_view tool) const { return for_tool(tool).observe; }
+
+  // The effective configuration as YAML that parse_config reads back, each global value with
+  // its source as a comment.
+  std::string describe() const;
+
+  // What differs from `older`, one line per change ("tokenBudget: 4000 -> 8000").
+  std::vector<std::string> changes_from(const Profile& older) const;
+
+  // Values a reload could not apply (start-up settings), one line each.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  const std::optional<std::string>& file_path() const { return file_path_; }
+
+ private:
+  struct Resolved {
+    std::string glob;                    // "*" for the global settings
+    BudgetSettings configured;           // as the sources say
+    BudgetSettings planning;             // planning_budget(configured)
+    std::vector<std::string_view> keys;  // the keys a rule overrides
+    std::vector<std::string> fields;     // a rule's projection map
+  };
+
+  // A conflict among the global settings, with where each value came from.
+  std::string explain(const SettingConflict& conflict) const;
+
+  Resolved global_;
+  std::vector<SettingSource> sources_;  // of each global setting, in setting_table() order
+  std::vector<Resolved> rules_;
+  std::vector<std::string> notes_;
+  std::optional<std::string> file_path_;
+};
+
+// Reads the file sources.file_path names (when it names one) into sources.file, then builds the
+// profile. Problems name the file.
+std::variant<ProfilePtr, std::vector<std::string>> load_profile(ConfigSources& sources,
+                                                                const Profile* running = nullptr);
+
+}  // namespace ctxguard::config
