@@ -126,8 +126,9 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   for (std::size_t i = 0; i < set.size(); ++i) {
     if (derived[i]) profile->sources_[i] = SettingSource::kDerived;
   }
-  if (auto conflict = check_setting_rules(global, "")) {
-    errors.push_back(profile->explain(*conflict));
+  const std::vector<SettingConflict> global_conflicts = check_setting_rules(global, "");
+  for (const SettingConflict& conflict : global_conflicts) {
+    errors.push_back(profile->explain(conflict));
   }
   profile->global_ = Resolved{"*", global, planning_budget(global), {}, {}};
 
@@ -147,8 +148,11 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
         // After any --project rules: a flag outranks the file.
         budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});
       }
-      if (auto conflict = check_setting_rules(budget, where)) {
-        errors.push_back(std::move(conflict->message));
+      // A rule inherits the global values: their conflicts are reported once, above.
+      if (global_conflicts.empty()) {
+        for (SettingConflict& conflict : check_setting_rules(budget, where)) {
+          errors.push_back(conflict.message + '.');
+        }
       }
       resolved.glob = rule.glob;
       resolved.configured = budget;
@@ -176,22 +180,22 @@ std::string Profile::explain(const SettingConflict& conflict) const {
     const SettingSpec& spec = spec_of(key);
     switch (sources_[index_of(spec)]) {
       case SettingSource::kDefault:
-        return fmt::format("{} is the default", key);
+        return fmt::format("{}: the default", key);
       case SettingSource::kDerived:
-        return fmt::format("{} follows tokenBudget", key);
+        return fmt::format("{}: follows tokenBudget", key);
       case SettingSource::kFile:
-        return fmt::format("{} is from {}", key, file_path_ ? *file_path_ : "the file");
+        return fmt::format("{}: from {}", key, file_path_ ? *file_path_ : "the file");
       case SettingSource::kEnvironment:
-        return fmt::format("{} is from {}", key, spec.env);
+        return fmt::format("{}: from {}", key, spec.env);
       case SettingSource::kCommandLine:
-        return fmt::format("{} is from --{}", key, spec.flag);
+        return fmt::format("{}: from --{}", key, spec.flag);
     }
     return std::string(key);
   };
   if (conflict.key == conflict.other) {
-    return fmt::format("{} ({})", conflict.message, origin(conflict.key));
+    return fmt::format("{} ({}).", conflict.message, origin(conflict.key));
   }
-  return fmt::format("{} ({}; {})", conflict.message, origin(conflict.key),
+  return fmt::format("{} ({}; {}).", conflict.message, origin(conflict.key),
                      origin(conflict.other));
 }
 

@@ -241,32 +241,33 @@ std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget
   return std::to_string(value);
 }
 
-std::optional<SettingConflict> check_setting_rules(const BudgetSettings& budget,
-                                                   std::string_view where) {
+std::vector<SettingConflict> check_setting_rules(const BudgetSettings& budget,
+                                                 std::string_view where) {
   const std::string prefix = where.empty() ? std::string() : std::string(where) + ".";
+  std::vector<SettingConflict> conflicts;
   if (budget.page_size > budget.max_page_size) {
-    return SettingConflict{fmt::format("{}pageSize: {} is above maxPageSize {}.", prefix,
-                                       budget.page_size, budget.max_page_size),
-                           "pageSize", "maxPageSize"};
+    conflicts.push_back({fmt::format("{}pageSize: {} is above maxPageSize {}", prefix,
+                                     budget.page_size, budget.max_page_size),
+                         "pageSize", "maxPageSize"});
   }
   if (budget.hard_cap < budget.token_budget) {
-    return SettingConflict{fmt::format("{}hardCap: {} is below tokenBudget {}.", prefix,
-                                       budget.hard_cap, budget.token_budget),
-                           "hardCap", "tokenBudget"};
+    conflicts.push_back({fmt::format("{}hardCap: {} is below tokenBudget {}", prefix,
+                                     budget.hard_cap, budget.token_budget),
+                         "hardCap", "tokenBudget"});
   }
   if (budget.summary.chunk_tokens > budget.token_budget) {
-    return SettingConflict{
-        fmt::format("{}chunkSize: {} is above tokenBudget {}: a chunk must fit in one answer.",
-                    prefix, budget.summary.chunk_tokens, budget.token_budget),
-        "chunkSize", "tokenBudget"};
+    conflicts.push_back(
+        {fmt::format("{}chunkSize: {} is above tokenBudget {}: a chunk must fit in one answer",
+                     prefix, budget.summary.chunk_tokens, budget.token_budget),
+         "chunkSize", "tokenBudget"});
   }
   if (budget.summary.max_string_chars != 0 && budget.summary.max_string_chars < 20) {
-    return SettingConflict{
-        fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters.",
-                    prefix, budget.summary.max_string_chars),
-        "maxString", "maxString"};
+    conflicts.push_back(
+        {fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters",
+                     prefix, budget.summary.max_string_chars),
+         "maxString", "maxString"});
   }
-  return std::nullopt;
+  return conflicts;
 }
 
 }  // namespace ctxguard::config

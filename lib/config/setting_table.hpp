@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/settings.hpp"
 
@@ -65,14 +66,14 @@ std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget
 
 // A rule between two settings that their values break.
 struct SettingConflict {
-  std::string message;   // "tools[1].pageSize: 500 is above maxPageSize 200."
+  std::string message;     // "tools[1].pageSize: 500 is above maxPageSize 200" (no stop)
   std::string_view key;  // the setting named first ("pageSize")
   std::string_view other;  // the one it conflicts with ("maxPageSize"), or the same key
 };
 
-// Rules between settings (pageSize <= maxPageSize, chunkSize <= tokenBudget <= hardCap); the
-// first broken one, named with `where` as a prefix ("" for the global settings).
-std::optional<SettingConflict> check_setting_rules(const BudgetSettings& budget,
-                                                   std::string_view where);
+// Rules between settings (pageSize <= maxPageSize, chunkSize <= tokenBudget <= hardCap); every
+// broken one, named with `where` as a prefix ("" for the global settings).
+std::vector<SettingConflict> check_setting_rules(const BudgetSettings& budget,
+                                                 std::string_view where);
 
 }  // namespace ctxguard::config

@@ -54,7 +54,7 @@ TEST_CASE("setting table: every setting has unique names and its default inside 
     REQUIRE_FALSE(parse_setting(spec, format_setting(spec, defaults), spec.key, copy));
     CHECK(spec.get(copy) == spec.get(defaults));
   }
-  CHECK_FALSE(check_setting_rules(defaults, "").has_value());
+  CHECK(check_setting_rules(defaults, "").empty());
 }
 
 TEST_CASE("setting values: numbers, sizes, seconds and switches") {
@@ -87,14 +87,14 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
 TEST_CASE("setting rules: settings that contradict each other are named") {
   BudgetSettings budget;
   budget.page_size = 500;
-  CHECK(check_setting_rules(budget, "tools[1]")->message ==
-        "tools[1].pageSize: 500 is above maxPageSize 200.");
+  CHECK(check_setting_rules(budget, "tools[1]").at(0).message ==
+        "tools[1].pageSize: 500 is above maxPageSize 200");
   budget = BudgetSettings{};
   budget.hard_cap = 1000;
-  CHECK(check_setting_rules(budget, "")->message.find("hardCap: 1000 is below tokenBudget 4000") == 0);
+  CHECK(check_setting_rules(budget, "").at(0).message.find("hardCap: 1000 is below tokenBudget 4000") == 0);
   budget = BudgetSettings{};
   budget.summary.chunk_tokens = 5000;
-  CHECK(check_setting_rules(budget, "")->message.find("chunkSize: 5000 is above tokenBudget") == 0);
+  CHECK(check_setting_rules(budget, "").at(0).message.find("chunkSize: 5000 is above tokenBudget") == 0);
 }
 
 TEST_CASE("config file: globals, mode and ordered per-tool rules") {
