@@ -216,17 +216,22 @@ bool Profile::lists_tools_like(const Profile& other) const {
   if (enforces_any() != other.enforces_any() ||
       global_.configured.observe != other.global_.configured.observe ||
       global_.configured.page_size != other.global_.configured.page_size ||
-      largest_max_page_size() != other.largest_max_page_size() ||
-      rules_.size() != other.rules_.size()) {
+      largest_max_page_size() != other.largest_max_page_size()) {
     return false;
   }
-  for (std::size_t i = 0; i < rules_.size(); ++i) {
-    if (rules_[i].glob != other.rules_[i].glob ||
-        rules_[i].configured.observe != other.rules_[i].configured.observe) {
-      return false;
+  // Which tools are observed: the global mode unless a rule sets another. Only when some rule
+  // does can the rules (in order: the first match wins) make a difference.
+  const auto modes = [](const Profile& profile) {
+    std::vector<std::pair<std::string_view, bool>> list;
+    bool exception = false;
+    for (const Resolved& rule : profile.rules_) {
+      list.emplace_back(rule.glob, rule.configured.observe);
+      exception = exception || rule.configured.observe != profile.global_.configured.observe;
     }
-  }
-  return true;
+    if (!exception) list.clear();
+    return list;
+  };
+  return modes(*this) == modes(other);
 }
 
 std::size_t Profile::largest_max_page_size() const {

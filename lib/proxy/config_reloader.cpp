@@ -118,18 +118,19 @@ void ConfigReloader::finish_reload(
   const std::string& path = *sources_.file_path;
   const double took_ms = std::chrono::duration<double, std::milli>(took).count();
   if (const auto* errors = std::get_if<std::vector<std::string>>(&result)) {
-    spdlog::error("{}: {} refused ({} problem(s)); the running configuration stays", why, path,
-                  errors->size());
+    spdlog::error("configuration {} refused ({}): {} problem(s); the running configuration stays",
+                  path, why, errors->size());
     for (const std::string& error : *errors) spdlog::error("  {}", error);
   } else {
     const config::ProfilePtr& profile = std::get<config::ProfilePtr>(result);
     for (const std::string& note : profile->notes()) spdlog::warn("{}: {}", path, note);
     const std::vector<std::string> changes = profile->changes_from(*running_);
     if (changes.empty()) {
-      spdlog::info("{}: {} reloaded, nothing changed ({:.3f} ms)", why, path, took_ms);
+      spdlog::info("configuration {} reloaded ({}): nothing changed ({:.3f} ms)", path, why,
+                   took_ms);
     } else {
-      spdlog::info("{}: {} reloaded, {} change(s) for new calls ({:.3f} ms):", why, path,
-                   changes.size(), took_ms);
+      spdlog::info("configuration {} reloaded ({}): {} change(s) for new calls ({:.3f} ms):", path,
+                   why, changes.size(), took_ms);
       for (const std::string& change : changes) spdlog::info("  {}", change);
       running_ = profile;
       ++applied_;

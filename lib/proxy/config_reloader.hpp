@@ -1,7 +1,7 @@
 #pragma once
 // Hot reload of the configuration file (FR-026, R004).
 //
-// The file is polled: one stat() every kPollInterval. A poll survives what breaks a watch on the
+// The file is polled: one stat() every kPollInterval (a change is live within about two). A poll survives what breaks a watch on the
 // file itself: editors that save by writing a new file and renaming it over the old one, and
 // symlinked mounts (Kubernetes ConfigMaps) whose target is swapped. A change is read once the
 // file has looked the same for one poll, so a half-written file is never parsed; SIGHUP reloads
@@ -33,7 +33,7 @@ namespace ctxguard::proxy {
 
 class ConfigReloader {
  public:
-  static constexpr std::chrono::milliseconds kPollInterval{200};
+  static constexpr std::chrono::milliseconds kPollInterval{100};
 
   // Called on the io thread with each valid new profile.
   using Apply = std::function<void(config::ProfilePtr)>;

@@ -1,6 +1,8 @@
 #include "config/command_line.hpp"
+#include "config/setting_table.hpp"
 
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -155,4 +157,87 @@ TEST_CASE("command line: inconsistent budgets are refused with one clear line") 
   }
   CHECK(error_of(parse({"--fetch-tool-prefix", "a b", "--", "s"})).find("--fetch-tool-prefix") !=
         std::string::npos);
+}
+
+namespace {
+
+// An environment of its own: the test's variables, nothing of the real one.
+Environment environment_of(std::map<std::string, std::string> variables) {
+  return [variables = std::move(variables)](const char* name) -> const char* {
+    const auto found = variables.find(name);
+    return found != variables.end() ? found->second.c_str() : nullptr;
+  };
+}
+
+std::variant<CommandLine, UsageError> parse_with(std::map<std::string, std::string> variables,
+                                                 std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"ctxguard"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_command_line(argv, environment_of(std::move(variables)));
+}
+
+}  // namespace
+
+TEST_CASE("command line: CTXGUARD_* variables set what flags do, and flags win") {
+  const CommandLine line = ok(parse_with(
+      {{"CTXGUARD_TOKEN_BUDGET", "6000"}, {"CTXGUARD_PAGE_SIZE", "30"}, {"CTXGUARD_TABLES", "on"}},
+      {"--page-size", "20", "--", "server"}));
+  CHECK(line.settings.budget.token_budget == 6000);
+  CHECK(line.settings.budget.page_size == 20);
+  CHECK(line.settings.budget.summary.tables);
+  REQUIRE(line.sources.environment.size() == 3);
+  REQUIRE(line.sources.command_line.size() == 1);
+  CHECK(line.sources.command_line[0].spec->key == "pageSize");
+  // An empty variable is unset; a bad one is named.
+  CHECK(ok(parse_with({{"CTXGUARD_TOKEN_BUDGET", ""}}, {"--", "s"})).settings.budget.token_budget ==
+        4000);
+  CHECK(error_of(parse_with({{"CTXGUARD_PAGE_SIZE", "lots"}}, {"--", "s"})) ==
+        "CTXGUARD_PAGE_SIZE: lots is not allowed: it must be a whole number from 1 to 100000.");
+}
+
+TEST_CASE("command line: switches, modes and the old --no-projection") {
+  CHECK(ok(parse({"--tables", "--", "s"})).settings.budget.summary.tables);
+  CHECK_FALSE(ok(parse({"--pagination=false", "--", "s"})).settings.budget.pagination);
+  CHECK_FALSE(ok(parse({"--no-projection", "--", "s"})).settings.budget.summary.project);
+  CHECK(ok(parse({"--mode", "observe", "--", "s"})).settings.budget.observe);
+  CHECK(ok(parse({"--estimator-margin", "20", "--", "s"})).settings.budget
+            .estimator_margin_percent == 20);
+  // A switch takes no separate value: what follows is the server command's business.
+  CHECK_THAT(error_of(parse({"--tables", "npx", "--", "s"})),
+             Catch::Contains("unexpected argument 'npx'"));
+  CHECK_THAT(error_of(parse({"--mode", "shadow", "--", "s"})),
+             Catch::Contains("--mode: shadow is not allowed: it must be enforce or observe."));
+}
+
+TEST_CASE("command line: --config, CTXGUARD_CONFIG and --check-config") {
+  CHECK(ok(parse({"--config", "/etc/ctxguard.yaml", "--", "s"})).sources.file_path ==
+        "/etc/ctxguard.yaml");
+  CHECK(ok(parse_with({{"CTXGUARD_CONFIG", "/env.yaml"}}, {"--", "s"})).sources.file_path ==
+        "/env.yaml");
+  CHECK(ok(parse_with({{"CTXGUARD_CONFIG", "/env.yaml"}}, {"--config", "/flag.yaml", "--", "s"}))
+            .sources.file_path == "/flag.yaml");
+  CHECK_FALSE(ok(parse({"--", "s"})).sources.file_path.has_value());
+  // A dry run needs no server command.
+  const CommandLine check = ok(parse({"--check-config", "/x.yaml", "--page-size", "9"}));
+  CHECK(check.action == CommandLine::Action::kCheckConfig);
+  CHECK(check.sources.file_path == "/x.yaml");
+  CHECK(check.settings.budget.page_size == 9);
+}
+
+TEST_CASE("command line: help lists every setting with its flag, variable, key and default") {
+  // Program_options wraps descriptions: compare with runs of white space as one space.
+  std::string help;
+  for (const char c : help_text()) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !help.empty() && help.back() == ' ') continue;
+    help += space ? ' ' : c;
+  }
+  for (const SettingSpec& spec : setting_table()) {
+    INFO(spec.key);
+    CHECK_THAT(help, Catch::Contains("--" + std::string(spec.flag)));
+    CHECK_THAT(help, Catch::Contains(std::string(spec.env)));
+    CHECK_THAT(help, Catch::Contains("YAML " + std::string(spec.key)));
+    CHECK_THAT(help, Catch::Contains("[default " + format_setting(spec, BudgetSettings{})));
+  }
+  CHECK_THAT(help, Catch::Contains("--check-config") && Catch::Contains("--config"));
 }

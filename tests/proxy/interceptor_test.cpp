@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "config/config_file.hpp"
 #include "proxy/interceptor.hpp"
 #include "support/json_writer.hpp"
 
@@ -180,4 +181,77 @@ TEST_CASE("interceptor: a long resources/read text is chunked and named after it
   CHECK(log.starts_with(std::string(contents.at(0).at("text").as_string())));
   CHECK(contents.at(1).at("uri").as_string() == uri);
   CHECK(spilled_for == uri);
+}
+
+namespace {
+
+ctxguard::config::ProfilePtr profile_from(std::string_view yaml) {
+  ctxguard::config::ConfigSources sources;
+  auto file = ctxguard::config::parse_config(yaml);
+  REQUIRE(std::holds_alternative<ctxguard::config::ConfigFile>(file));
+  sources.file = std::get<ctxguard::config::ConfigFile>(std::move(file));
+  auto built = ctxguard::config::Profile::build(sources);
+  REQUIRE(std::holds_alternative<ctxguard::config::ProfilePtr>(built));
+  return std::get<ctxguard::config::ProfilePtr>(built);
+}
+
+}  // namespace
+
+TEST_CASE("interceptor: observe mode forwards every answer as it came") {
+  Session session;
+  session.interceptor.set_profile(profile_from("mode: observe\n"), std::chrono::steady_clock::now());
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"}});
+  CHECK(session.from_server(response(0, json::object{{"instructions", "Mine."}})).action ==
+        Verdict::Action::kForward);
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
+  CHECK(session.from_server(response(1, json::object{{"tools", json::array{json::object{
+                                                                   {"name", "t"},
+                                                                   {"outputSchema", json::object{}}}}}}))
+            .action == Verdict::Action::kForward);
+  session.from_client(call(2, "list"));
+  CHECK(session.from_server(response(2, big_result(3000))).action == Verdict::Action::kForward);
+  // Nothing was cached: the shadow rewrite ran against a scratch cache.
+  CHECK(session.interceptor.cache().stats().entries == 0);
+}
+
+TEST_CASE("interceptor: a rule shadows only its tools") {
+  Session session;
+  session.interceptor.set_profile(profile_from("tools:\n  - match: beta_*\n    mode: observe\n"),
+                                  std::chrono::steady_clock::now());
+  session.from_client(call(1, "beta_list"));
+  CHECK(session.from_server(response(1, big_result(3000))).action == Verdict::Action::kForward);
+  session.from_client(call(2, "list"));
+  CHECK(session.from_server(response(2, big_result(3000))).action == Verdict::Action::kSend);
+}
+
+TEST_CASE("interceptor: an answer is rewritten with the profile its request came under") {
+  Session session;
+  const auto now = std::chrono::steady_clock::now();
+  session.interceptor.set_profile(profile_from("pageSize: 20\n"), now);
+  session.from_client(call(1, "list"));  // in flight across the reload
+  session.interceptor.set_profile(profile_from("pageSize: 70\n"), now);
+  session.from_client(call(2, "list"));
+  // Answered out of order: each keeps its own settings.
+  const json::value second = json::parse(session.from_server(response(2, big_result(3000))).text);
+  const json::value first = json::parse(session.from_server(response(1, big_result(3000))).text);
+  CHECK(inner_json(first).at("rows").as_array().size() == 20);
+  CHECK(inner_json(second).at("rows").as_array().size() == 70);
+  // A cursor from before the reload still pages; a fetch is a new call: the new page size.
+  const json::value cursor = inner_json(first).at("_ctxguard").at("nextCursor");
+  const Verdict page = session.from_client(call(3, "ctxguard_fetch", {{"cursor", cursor}}));
+  REQUIRE(page.action == Verdict::Action::kReply);
+  const json::value items = inner_json(json::parse(page.text)).at("items");
+  CHECK(items.as_array().size() == 70);
+  CHECK(items.as_array().front().at("id") == 20);
+}
+
+TEST_CASE("interceptor: a smaller cacheSize at reload evicts at once") {
+  Session session;
+  const auto now = std::chrono::steady_clock::now();
+  session.from_client(call(1, "list"));
+  session.from_server(response(1, big_result(60000)));
+  REQUIRE(session.interceptor.cache().stats().entries == 1);
+  REQUIRE(session.interceptor.cache().stats().bytes > (std::size_t{1} << 20));
+  session.interceptor.set_profile(profile_from("cacheSize: 1M\n"), now);
+  CHECK(session.interceptor.cache().stats().entries == 0);
 }

@@ -1,0 +1,227 @@
+// The resolved configuration: precedence of the sources, per-tool rules, derived defaults, the
+// effective-configuration dump and the change log a reload prints.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/config_file.hpp"
+#include "config/profile.hpp"
+#include "config/setting_table.hpp"
+
+using namespace ctxguard::config;
+
+namespace {
+
+ConfigFile file_of(std::string_view yaml) {
+  auto parsed = parse_config(yaml);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) FAIL(errors->front());
+  return std::get<ConfigFile>(std::move(parsed));
+}
+
+SettingValue value(std::string_view key, std::string text) {
+  const SettingSpec* spec = find_setting(key);
+  REQUIRE(spec != nullptr);
+  return SettingValue{spec, std::move(text)};
+}
+
+ProfilePtr built(const ConfigSources& sources, const Profile* running = nullptr) {
+  auto result = Profile::build(sources, running);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&result)) FAIL(errors->front());
+  return std::get<ProfilePtr>(std::move(result));
+}
+
+std::vector<std::string> problems(const ConfigSources& sources) {
+  auto result = Profile::build(sources);
+  REQUIRE(std::holds_alternative<std::vector<std::string>>(result));
+  return std::get<std::vector<std::string>>(result);
+}
+
+ProfilePtr from_yaml(std::string_view yaml) {
+  ConfigSources sources;
+  sources.file = file_of(yaml);
+  return built(sources);
+}
+
+}  // namespace
+
+TEST_CASE("profile: defaults < file < environment < command line, each value with its source") {
+  ConfigSources sources;
+  sources.file_path = "ctxguard.yaml";
+  sources.file = file_of("tokenBudget: 8000\npageSize: 20\nmaxPageSize: 150\ntables: true\n");
+  sources.environment = {value("pageSize", "30"), value("maxPageSize", "120")};
+  sources.command_line = {value("maxPageSize", "100")};
+  const ProfilePtr profile = built(sources);
+  const BudgetSettings& global = profile->global();
+  CHECK(global.token_budget == 8000);  // file
+  CHECK(global.page_size == 30);       // environment over file
+  CHECK(global.max_page_size == 100);  // flag over environment over file
+  CHECK(global.summary.tables);        // file
+  CHECK(global.hard_cap == 12000);     // default
+
+  const std::string dump = profile->describe();
+  CHECK_THAT(dump, Catch::Contains("tokenBudget: 8000") && Catch::Contains("# file"));
+  CHECK_THAT(dump, Catch::Contains("pageSize: 30") && Catch::Contains("# environment"));
+  CHECK_THAT(dump, Catch::Contains("maxPageSize: 100") && Catch::Contains("# command line"));
+  CHECK_THAT(dump, Catch::Contains("(file ctxguard.yaml)"));
+}
+
+TEST_CASE("profile: derived defaults follow the budget only when no source set them") {
+  ConfigSources sources;
+  sources.command_line = {value("tokenBudget", "20000")};
+  CHECK(built(sources)->global().hard_cap == 60000);
+  sources.command_line = {value("tokenBudget", "1000")};
+  CHECK(built(sources)->global().summary.chunk_tokens == 500);
+  CHECK_THAT(built(sources)->describe(), Catch::Contains("chunkSize: 500") &&
+                                             Catch::Contains("# derived"));
+  // Set anywhere, a value is taken as given and checked.
+  sources.file = file_of("hardCap: 15000\n");
+  sources.command_line = {value("tokenBudget", "20000")};
+  const auto errors = problems(sources);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0] ==
+        "hardCap: 15000 is below tokenBudget 20000 (hardCap: from the file; tokenBudget: from "
+        "--token-budget).");
+}
+
+TEST_CASE("profile: per-tool rules, first match wins, over any global source") {
+  ConfigSources sources;
+  sources.file = file_of(R"(
+pageSize: 40
+tools:
+  - match: "list_*"
+    pageSize: 100
+    maxPageSize: 300
+    fields: [id, status, guest.name]
+  - match: list_bookings
+    pageSize: 5
+  - match: get_analytics
+    summarization: false
+    tokenBudget: 20000
+  - match: "beta_?"
+    mode: observe
+)");
+  sources.command_line = {value("pageSize", "25")};
+  const ProfilePtr profile = built(sources);
+  CHECK(profile->for_tool("list_bookings").page_size == 100);  // the first rule matches first
+  CHECK(profile->for_tool("list_bookings").max_page_size == 300);
+  CHECK(profile->for_tool("read_file").page_size == 25);  // no rule: the flag
+  const auto& projections = profile->for_tool("list_users").summary.projections;
+  REQUIRE(projections.size() == 1);
+  CHECK(projections[0].tool_glob == "list_*");
+  CHECK(projections[0].fields == std::vector<std::string>{"id", "status", "guest.name"});
+  CHECK(profile->for_tool("read_file").summary.projections.empty());
+  // A rule's budget brings its own derived cap (no source set hardCap).
+  CHECK_FALSE(profile->for_tool("get_analytics").summarization);
+  CHECK(profile->for_tool("get_analytics").hard_cap == 60000);
+  CHECK(profile->for_tool("get_analytics").page_size == 25);  // not overridden: the global
+  CHECK(profile->observes("beta_x"));
+  CHECK_FALSE(profile->observes("beta_xy"));
+  CHECK(profile->enforces_any());
+  CHECK(profile->largest_max_page_size() == 300);
+  // A --project flag outranks the file's fields for the same tool.
+  sources.base.summary.projections = {ProjectionRule{"list_bookings", {"id"}}};
+  const ProfilePtr flagged = built(sources);
+  const auto& ranked = flagged->for_tool("list_bookings").summary.projections;
+  REQUIRE(ranked.size() == 2);
+  CHECK(ranked[0].fields == std::vector<std::string>{"id"});
+}
+
+TEST_CASE("profile: the estimator margin lowers the budget the pipeline plans with") {
+  const ProfilePtr profile = from_yaml("estimatorMargin: 20\ntools:\n  - match: x\n    estimatorMargin: 0\n");
+  CHECK(profile->global().token_budget == 4000);  // as configured
+  CHECK(profile->for_tool("any").token_budget == 3333);
+  CHECK(profile->for_tool("any").hard_cap == 10000);
+  CHECK(profile->for_tool("x").token_budget == 4000);
+}
+
+TEST_CASE("profile: conflicts inside rules are named with the rule") {
+  ConfigSources sources;
+  sources.file = file_of("tools:\n  - match: x\n    pageSize: 201\n    hardCap: 200\n");
+  const std::vector<std::string> expected{"tools[0].pageSize: 201 is above maxPageSize 200.",
+                                          "tools[0].hardCap: 200 is below tokenBudget 4000."};
+  CHECK(problems(sources) == expected);
+}
+
+TEST_CASE("profile: the effective configuration reads back as the same configuration") {
+  const ProfilePtr profile = from_yaml(R"(
+mode: observe
+tokenBudget: 6000
+cacheSize: 64M
+cursorTtl: 90
+tools:
+  - match: "read_*"
+    chunkSize: 2500
+    mode: enforce
+  - match: "say \"hi\""
+    fields: [id, "guest.name"]
+)");
+  const ProfilePtr again = from_yaml(profile->describe());
+  CHECK(again->changes_from(*profile).empty());
+  CHECK(profile->changes_from(*again).empty());
+  CHECK(again->observes("other"));
+  CHECK_FALSE(again->observes("read_me"));
+  CHECK(again->for_tool("say \"hi\"").summary.projections.at(0).fields ==
+        std::vector<std::string>{"id", "guest.name"});
+}
+
+TEST_CASE("profile: a reload's changes, one line each with old and new values") {
+  const ProfilePtr before = from_yaml(R"(
+tokenBudget: 4000
+tools:
+  - match: "read_*"
+    chunkSize: 1000
+  - match: gone
+    pageSize: 10
+)");
+  const ProfilePtr after = from_yaml(R"(
+tokenBudget: 8000
+tools:
+  - match: "read_*"
+    chunkSize: 1500
+  - match: fresh
+    search: false
+)");
+  const std::vector<std::string> expected{
+      "tokenBudget: 4000 -> 8000",
+      "tools \"read_*\".chunkSize: 1000 -> 1500",
+      "tools \"fresh\": added",
+      "tools \"gone\": removed",
+  };
+  CHECK(after->changes_from(*before) == expected);
+  CHECK(before->changes_from(*before).empty());
+  CHECK(after->lists_tools_like(*before));
+  CHECK_FALSE(from_yaml("mode: observe\n")->lists_tools_like(*before));
+  CHECK_FALSE(from_yaml("maxPageSize: 300\n")->lists_tools_like(*before));
+  // An observed tool keeps its outputSchema: rules with their own mode matter, in order.
+  const ProfilePtr shadowed = from_yaml("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");
+  const ProfilePtr unshadowed = from_yaml("tools:\n  - match: ab\n    mode: observe\n");
+  CHECK_FALSE(shadowed->lists_tools_like(*unshadowed));
+  CHECK(unshadowed->lists_tools_like(*from_yaml("pageSize: 50\ntools:\n  - match: ab\n    mode: observe\n    tables: true\n")));
+}
+
+TEST_CASE("profile: a reload keeps start-up settings and says so") {
+  const ProfilePtr running = from_yaml("cursorTtl: 600\ncacheSize: 256M\n");
+  ConfigSources sources;
+  sources.file = file_of("cursorTtl: 60\ncacheSize: 64M\n");
+  const ProfilePtr next = built(sources, running.get());
+  CHECK(next->global().cursor_ttl == std::chrono::seconds(600));
+  CHECK(next->global().cache_bytes == std::size_t{64} << 20);  // the cache is resized instead
+  REQUIRE(next->notes().size() == 1);
+  CHECK(next->notes()[0] ==
+        "cursorTtl: 600s -> 60s takes effect at the next start; 600s stays in force");
+}
+
+TEST_CASE("config file: read from disk, with the path in every problem") {
+  auto missing = read_config_file("/nonexistent/ctxguard.yaml");
+  REQUIRE(std::holds_alternative<std::vector<std::string>>(missing));
+  CHECK_THAT(std::get<std::vector<std::string>>(missing).at(0),
+             Catch::StartsWith("/nonexistent/ctxguard.yaml: cannot read it"));
+
+  ConfigSources sources;
+  sources.file_path = CTXGUARD_SOURCE_DIR "/config/ctxguard.yaml";
+  auto loaded = load_profile(sources);
+  REQUIRE(std::holds_alternative<ProfilePtr>(loaded));
+  CHECK(std::get<ProfilePtr>(loaded)->global().token_budget == 4000);
+}
