@@ -7,8 +7,8 @@
 #include <exception>
 #include <span>
 #include <string>
-#include <vector>
 #include <variant>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 

@@ -31,3 +31,7 @@ echo "== chunking (bench/chunk_bench.cpp)"
 "$build/bench/chunk_bench" --mib 10
 echo "== query over a cached array (bench/query_bench.cpp)"
 "$build/bench/query_bench" --items 100000
+# A burst of paginated calls through the Interceptor while a ConfigReloader reloads the file
+# (rewritten every 20 ms, plus reload_now every 25 calls): per-call latency against a quiet phase.
+echo "== hot reload during a burst of calls (bench/reload_bench.cpp)"
+"$build/bench/reload_bench" --calls 2000 --every-ms 20

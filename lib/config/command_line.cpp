@@ -69,10 +69,10 @@ po::options_description setting_options() {
       "Settings (also YAML keys and CTXGUARD_* variables; precedence: defaults < file < "
       "variables < flags; see docs/configuration.md)");
   for (const SettingSpec& spec : setting_table()) {
-    const std::string described = fmt::format(
-        "{} [default {}; {}; {}, YAML {}{}]", spec.help, format_setting(spec, defaults),
-        allowed_values(spec), spec.env, spec.key,
-        spec.scope == SettingScope::kStartup ? "; read at start-up" : "");
+    const std::string described =
+        fmt::format("{} [default {}; {}; {}, YAML {}{}]", spec.help, format_setting(spec, defaults),
+                    allowed_values(spec), spec.env, spec.key,
+                    spec.scope == SettingScope::kStartup ? "; read at start-up" : "");
     auto* value = po::value<std::string>();
     if (spec.kind == SettingKind::kSwitch) {
       value->value_name("BOOL")->implicit_value("true");
@@ -151,8 +151,8 @@ std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSett
 
 // The settings the variables and flags give, each checked now so a typo stops ctxguard before
 // it starts the server.
-std::optional<UsageError> read_settings(const po::variables_map& vm,
-                                        const Environment& environment, ConfigSources& sources) {
+std::optional<UsageError> read_settings(const po::variables_map& vm, const Environment& environment,
+                                        ConfigSources& sources) {
   BudgetSettings scratch;
   for (const SettingSpec& spec : setting_table()) {
     const std::string name(spec.env);
@@ -213,7 +213,7 @@ std::string help_text() {
 }
 
 std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* const> argv,
-                                                        const Environment& environment) {
+                                                         const Environment& environment) {
   const auto args = argv.empty() ? argv : argv.subspan(1);
   const auto separator = std::find_if(
       args.begin(), args.end(), [](const char* arg) { return std::string_view(arg) == "--"; });

@@ -105,9 +105,10 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
       }
       for (const auto& field : member.second) {
         if (!field.IsScalar() || !is_field_path(field.Scalar())) {
-          errors.push_back(fmt::format("{}: {} is not a field name: names are like id or "
-                                       "guest.name (dots reach into nested objects).",
-                                       at, field.IsScalar() ? field.Scalar() : "a list or map"));
+          errors.push_back(
+              fmt::format("{}: {} is not a field name: names are like id or "
+                          "guest.name (dots reach into nested objects).",
+                          at, field.IsScalar() ? field.Scalar() : "a list or map"));
           break;
         }
         rule.fields.emplace_back(field.Scalar());

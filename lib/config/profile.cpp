@@ -84,7 +84,7 @@ std::string_view to_string(SettingSource source) {
 }
 
 std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSources& sources,
-                                                                 const Profile* running) {
+                                                                  const Profile* running) {
   const auto table = setting_table();
   std::vector<std::string> errors;
   auto profile = std::make_shared<Profile>();
@@ -100,14 +100,16 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
     for (const SettingValue& value : values) profile->sources_[index_of(*value.spec)] = source;
   };
   if (sources.file) {
-    apply_source(sources.file->settings, [](const SettingSpec& spec) { return spec.key; },
-                 SettingSource::kFile);
+    apply_source(
+        sources.file->settings, [](const SettingSpec& spec) { return spec.key; },
+        SettingSource::kFile);
   }
-  apply_source(sources.environment, [](const SettingSpec& spec) { return spec.env; },
-               SettingSource::kEnvironment);
-  apply_source(sources.command_line,
-               [](const SettingSpec& spec) { return fmt::format("--{}", spec.flag); },
-               SettingSource::kCommandLine);
+  apply_source(
+      sources.environment, [](const SettingSpec& spec) { return spec.env; },
+      SettingSource::kEnvironment);
+  apply_source(
+      sources.command_line, [](const SettingSpec& spec) { return fmt::format("--{}", spec.flag); },
+      SettingSource::kCommandLine);
 
   if (running != nullptr) {
     for (const SettingSpec& spec : table) {
@@ -139,9 +141,10 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
       BudgetSettings budget = global;
       std::vector<bool> rule_set = set;
       Resolved resolved;
-      apply(rule.overrides,
-            [&where](const SettingSpec& spec) { return fmt::format("{}.{}", where, spec.key); },
-            budget, rule_set, errors);
+      apply(
+          rule.overrides,
+          [&where](const SettingSpec& spec) { return fmt::format("{}.{}", where, spec.key); },
+          budget, rule_set, errors);
       for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
       derive(budget, rule_set, nullptr);
       if (!rule.fields.empty()) {

@@ -46,7 +46,7 @@ class Profile {
   // the value and what is allowed). With `running`, settings read only at start-up keep its
   // values, and notes() says which ones the sources tried to change.
   static std::variant<ProfilePtr, std::vector<std::string>> build(const ConfigSources& sources,
-                                                                 const Profile* running = nullptr);
+                                                                  const Profile* running = nullptr);
 
   // A profile of `budget` alone, no file or rules (tests, tools). Throws std::invalid_argument
   // when `budget` breaks a rule between settings.

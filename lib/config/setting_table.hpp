@@ -67,7 +67,7 @@ std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget
 // A rule between two settings that their values break.
 struct SettingConflict {
   std::string message;     // "tools[1].pageSize: 500 is above maxPageSize 200" (no stop)
-  std::string_view key;  // the setting named first ("pageSize")
+  std::string_view key;    // the setting named first ("pageSize")
   std::string_view other;  // the one it conflicts with ("maxPageSize"), or the same key
 };
 

@@ -63,7 +63,7 @@ struct BudgetSettings {
   bool summarization = true;  // long strings cut, deep values collapsed, records projected
   bool chunking = true;       // long plain text served in chunks
   bool search = true;         // ctxguard_fetch `query` over these results
-  std::optional<std::string> cursor_secret;          // random per process when empty
+  std::optional<std::string> cursor_secret;  // random per process when empty
   // When the server has its own tool named ctxguard_fetch, ours becomes <prefix>ctxguard_fetch.
   std::string fetch_tool_prefix = "proxy_";
   SummarySettings summary;

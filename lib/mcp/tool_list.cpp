@@ -72,7 +72,8 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
     const json::value* name = object->if_contains("name");
-    const bool observed = name != nullptr && name->is_string() && profile.observes(name->get_string());
+    const bool observed =
+        name != nullptr && name->is_string() && profile.observes(name->get_string());
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     if (name != nullptr && name->is_string() && name->get_string() == kFetchToolName) {
       server_has_fetch_tool_ = true;

@@ -30,8 +30,8 @@ struct ToolListEdit {
   std::size_t output_schemas_removed = 0;
   bool last_page = false;         // no nextCursor
   bool fetch_tool_added = false;  // on the last page, unless every tool is observed
-  std::string fetch_tool_name;  // set on the last page
-  bool name_collision = false;  // the server has its own ctxguard_fetch
+  std::string fetch_tool_name;    // set on the last page
+  bool name_collision = false;    // the server has its own ctxguard_fetch
 };
 
 // Tracks one listing across its pages (tools/list may paginate) and edits each page.

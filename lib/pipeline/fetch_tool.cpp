@@ -145,12 +145,14 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
   // The settings of the tool whose result this is, as configured now.
   budget_ = &settings_for(entry->tool);
   if (limit && *limit > budget_->max_page_size) {
-    return fail(fmt::format("`limit` must be a whole number from 1 to {}.", budget_->max_page_size));
+    return fail(
+        fmt::format("`limit` must be a whole number from 1 to {}.", budget_->max_page_size));
   }
-  request.limit = limit ? *limit
-                  : request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
-                      ? request.payload.limit
-                      : budget_->page_size;
+  request.limit =
+      limit ? *limit
+      : request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
+          ? request.payload.limit
+          : budget_->page_size;
   if (!request.query.empty() && !budget_->search) {
     return fail(fmt::format(
         "Search is turned off for results of {} (search: false in ctxguard's configuration). "

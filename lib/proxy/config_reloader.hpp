@@ -1,13 +1,13 @@
 #pragma once
 // Hot reload of the configuration file (FR-026, R004).
 //
-// The file is polled: one stat() every kPollInterval (a change is live within about two). A poll survives what breaks a watch on the
-// file itself: editors that save by writing a new file and renaming it over the old one, and
-// symlinked mounts (Kubernetes ConfigMaps) whose target is swapped. A change is read once the
-// file has looked the same for one poll, so a half-written file is never parsed; SIGHUP reloads
-// at once. Reading, parsing and resolving run on a worker thread; the new profile is handed to
-// the io thread, which swaps it in between two messages. The message path never waits for a
-// reload.
+// The file is polled: one stat() every kPollInterval (a change is live within about two). A poll
+// survives what breaks a watch on the file itself: editors that save by writing a new file and
+// renaming it over the old one, and symlinked mounts (Kubernetes ConfigMaps) whose target is
+// swapped. A change is read once the file has looked the same for one poll, so a half-written file
+// is never parsed; SIGHUP reloads at once. Reading, parsing and resolving run on a worker thread;
+// the new profile is handed to the io thread, which swaps it in between two messages. The message
+// path never waits for a reload.
 //
 // A file that fails validation is refused whole: the running profile stays and every problem is
 // logged. Every applied change is logged with its old and new values.

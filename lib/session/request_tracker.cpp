@@ -13,9 +13,8 @@ std::string key_of(const boost::json::value& id) { return boost::json::serialize
 
 void RequestTracker::track(const boost::json::value& id, std::string method, Clock::time_point now,
                            std::string subject, std::shared_ptr<const void> context) {
-  pending_.insert_or_assign(key_of(id),
-                            PendingRequest{id, std::move(method), std::move(subject), now,
-                                           next_sequence_++, std::move(context)});
+  pending_.insert_or_assign(key_of(id), PendingRequest{id, std::move(method), std::move(subject),
+                                                       now, next_sequence_++, std::move(context)});
 }
 
 std::optional<PendingRequest> RequestTracker::resolve(const boost::json::value& id) {

@@ -41,7 +41,8 @@ class SessionRouter {
   // Never fails: what it cannot match it reports with an empty method. `context` is kept with
   // each request in `message` and handed back in the Route of its response.
   std::vector<Route> observe(Direction direction, const jsonrpc::Message& message,
-                             Clock::time_point now, const std::shared_ptr<const void>& context = {});
+                             Clock::time_point now,
+                             const std::shared_ptr<const void>& context = {});
 
   // Requests the client sent that the server never answered, in arrival order; the tracker is
   // emptied. Called when the server is gone, so each can get an error response.

@@ -200,8 +200,9 @@ TEST_CASE("command line: switches, modes and the old --no-projection") {
   CHECK_FALSE(ok(parse({"--pagination=false", "--", "s"})).settings.budget.pagination);
   CHECK_FALSE(ok(parse({"--no-projection", "--", "s"})).settings.budget.summary.project);
   CHECK(ok(parse({"--mode", "observe", "--", "s"})).settings.budget.observe);
-  CHECK(ok(parse({"--estimator-margin", "20", "--", "s"})).settings.budget
-            .estimator_margin_percent == 20);
+  CHECK(
+      ok(parse({"--estimator-margin", "20", "--", "s"})).settings.budget.estimator_margin_percent ==
+      20);
   // A switch takes no separate value: what follows is the server command's business.
   CHECK_THAT(error_of(parse({"--tables", "npx", "--", "s"})),
              Catch::Contains("unexpected argument 'npx'"));

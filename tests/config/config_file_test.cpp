@@ -80,7 +80,8 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK(problem("tables", "maybe") == "tables: maybe is not allowed: it must be true or false.");
   CHECK(problem("maxDepth", "65").find("from 0 to 64") != std::string::npos);
   CHECK(problem("cursorTtl", "").find("an empty value") != std::string::npos);
-  CHECK(problem("mode", "Observe") == "mode: Observe is not allowed: it must be enforce or observe.");
+  CHECK(problem("mode", "Observe") ==
+        "mode: Observe is not allowed: it must be enforce or observe.");
   CHECK(problem("estimatorMargin", "60").find("from 0 to 50") != std::string::npos);
 }
 
@@ -91,10 +92,14 @@ TEST_CASE("setting rules: settings that contradict each other are named") {
         "tools[1].pageSize: 500 is above maxPageSize 200");
   budget = BudgetSettings{};
   budget.hard_cap = 1000;
-  CHECK(check_setting_rules(budget, "").at(0).message.find("hardCap: 1000 is below tokenBudget 4000") == 0);
+  CHECK(check_setting_rules(budget, "")
+            .at(0)
+            .message.find("hardCap: 1000 is below tokenBudget 4000") == 0);
   budget = BudgetSettings{};
   budget.summary.chunk_tokens = 5000;
-  CHECK(check_setting_rules(budget, "").at(0).message.find("chunkSize: 5000 is above tokenBudget") == 0);
+  CHECK(
+      check_setting_rules(budget, "").at(0).message.find("chunkSize: 5000 is above tokenBudget") ==
+      0);
 }
 
 TEST_CASE("config file: globals, mode and ordered per-tool rules") {

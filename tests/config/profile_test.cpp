@@ -73,8 +73,8 @@ TEST_CASE("profile: derived defaults follow the budget only when no source set t
   CHECK(built(sources)->global().hard_cap == 60000);
   sources.command_line = {value("tokenBudget", "1000")};
   CHECK(built(sources)->global().summary.chunk_tokens == 500);
-  CHECK_THAT(built(sources)->describe(), Catch::Contains("chunkSize: 500") &&
-                                             Catch::Contains("# derived"));
+  CHECK_THAT(built(sources)->describe(),
+             Catch::Contains("chunkSize: 500") && Catch::Contains("# derived"));
   // Set anywhere, a value is taken as given and checked.
   sources.file = file_of("hardCap: 15000\n");
   sources.command_line = {value("tokenBudget", "20000")};
@@ -129,7 +129,8 @@ tools:
 }
 
 TEST_CASE("profile: the estimator margin lowers the budget the pipeline plans with") {
-  const ProfilePtr profile = from_yaml("estimatorMargin: 20\ntools:\n  - match: x\n    estimatorMargin: 0\n");
+  const ProfilePtr profile =
+      from_yaml("estimatorMargin: 20\ntools:\n  - match: x\n    estimatorMargin: 0\n");
   CHECK(profile->global().token_budget == 4000);  // as configured
   CHECK(profile->for_tool("any").token_budget == 3333);
   CHECK(profile->for_tool("any").hard_cap == 10000);
@@ -195,10 +196,12 @@ tools:
   CHECK_FALSE(from_yaml("mode: observe\n")->lists_tools_like(*before));
   CHECK_FALSE(from_yaml("maxPageSize: 300\n")->lists_tools_like(*before));
   // An observed tool keeps its outputSchema: rules with their own mode matter, in order.
-  const ProfilePtr shadowed = from_yaml("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");
+  const ProfilePtr shadowed =
+      from_yaml("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");
   const ProfilePtr unshadowed = from_yaml("tools:\n  - match: ab\n    mode: observe\n");
   CHECK_FALSE(shadowed->lists_tools_like(*unshadowed));
-  CHECK(unshadowed->lists_tools_like(*from_yaml("pageSize: 50\ntools:\n  - match: ab\n    mode: observe\n    tables: true\n")));
+  CHECK(unshadowed->lists_tools_like(
+      *from_yaml("pageSize: 50\ntools:\n  - match: ab\n    mode: observe\n    tables: true\n")));
 }
 
 TEST_CASE("profile: a reload keeps start-up settings and says so") {

@@ -106,6 +106,11 @@ TEST_CASE("tool list: observed tools keep their outputSchema; all observed, noth
       "mode: observe\ntools:\n  - match: list\n    mode: enforce\n    maxPageSize: 500\n");
   json::object listed{{"tools", json::array{tool("beta_search"), tool("list")}}};
   CHECK(editor.edit(listed, *one).fetch_tool_added);
-  CHECK(listed.at("tools").as_array().back().at("inputSchema").at("properties").at("limit").at(
-            "maximum") == 500);
+  CHECK(listed.at("tools")
+            .as_array()
+            .back()
+            .at("inputSchema")
+            .at("properties")
+            .at("limit")
+            .at("maximum") == 500);
 }

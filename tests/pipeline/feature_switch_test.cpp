@@ -15,9 +15,9 @@ namespace {
 // Records with one long description each: over the budget, both by count and by size.
 // Words, so the estimate is a prose-like ~4-5 characters per token.
 std::string prose(std::size_t chars, std::size_t seed) {
-  static const char* const kWords[] = {"guest", "arrives", "late", "breakfast", "included",
-                                       "parking", "ocean", "view", "room", "quiet", "floor",
-                                       "allergy", "request", "transfer", "airport"};
+  static const char* const kWords[] = {"guest",   "arrives", "late",    "breakfast", "included",
+                                       "parking", "ocean",   "view",    "room",      "quiet",
+                                       "floor",   "allergy", "request", "transfer",  "airport"};
   std::string text;
   for (std::size_t i = seed; text.size() < chars; i = i * 7 + 3) {
     text += kWords[i % std::size(kWords)];
@@ -117,7 +117,8 @@ TEST_CASE("switches: search off makes a query on the tool's results an error") {
   auto rewritten = fixture.process(bookings(60), "list_bookings");
   REQUIRE(rewritten.has_value());
   const json::value cursor = meta_of(parse(text_at(rewritten->result, 0))).at("nextCursor");
-  const json::object found = fixture.fetch_page({{"cursor", cursor}, {"query", "status=cancelled"}});
+  const json::object found =
+      fixture.fetch_page({{"cursor", cursor}, {"query", "status=cancelled"}});
   CHECK_FALSE(is_error(found));
   // Switched off after the result was cached: the settings in force when the fetch arrives count.
   fixture.budget.search = false;

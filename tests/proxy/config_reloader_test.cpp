@@ -25,9 +25,9 @@ namespace {
 
 struct ReloadRig {
   ReloadRig() {
-    path = std::filesystem::temp_directory_path() /
-           ("ctxguard-reload-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) +
-            ".yaml");
+    path =
+        std::filesystem::temp_directory_path() / ("ctxguard-reload-" + std::to_string(::getpid()) +
+                                                  "-" + std::to_string(++serial) + ".yaml");
     write("tokenBudget: 4000\n");
     ConfigSources sources;
     sources.file_path = path.string();

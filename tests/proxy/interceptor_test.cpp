@@ -199,14 +199,16 @@ ctxguard::config::ProfilePtr profile_from(std::string_view yaml) {
 
 TEST_CASE("interceptor: observe mode forwards every answer as it came") {
   Session session;
-  session.interceptor.set_profile(profile_from("mode: observe\n"), std::chrono::steady_clock::now());
+  session.interceptor.set_profile(profile_from("mode: observe\n"),
+                                  std::chrono::steady_clock::now());
   session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"}});
   CHECK(session.from_server(response(0, json::object{{"instructions", "Mine."}})).action ==
         Verdict::Action::kForward);
   session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
-  CHECK(session.from_server(response(1, json::object{{"tools", json::array{json::object{
-                                                                   {"name", "t"},
-                                                                   {"outputSchema", json::object{}}}}}}))
+  CHECK(session
+            .from_server(response(
+                1, json::object{{"tools", json::array{json::object{
+                                              {"name", "t"}, {"outputSchema", json::object{}}}}}}))
             .action == Verdict::Action::kForward);
   session.from_client(call(2, "list"));
   CHECK(session.from_server(response(2, big_result(3000))).action == Verdict::Action::kForward);
