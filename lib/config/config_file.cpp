@@ -39,8 +39,8 @@ std::string unknown_key_hint(std::string_view key, bool in_rule) {
   for (const SettingSpec& spec : setting_table()) {
     if (!in_rule || spec.scope == SettingScope::kTool) keys.push_back(spec.key);
   }
-  keys.push_back(in_rule ? "fields" : "tools");
-  if (in_rule) keys.push_back("match");
+  keys.emplace_back(in_rule ? "fields" : "tools");
+  if (in_rule) keys.emplace_back("match");
   std::string_view nearest;
   std::size_t best = 3;  // more edits than this is a different word
   for (const std::string_view candidate : keys) {
@@ -169,7 +169,7 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
     const std::string key = member.first.as<std::string>();
     if (key == "tools") {
       if (!member.second.IsSequence()) {
-        errors.push_back("tools: must be a list of rules, each with `match`.");
+        errors.emplace_back("tools: must be a list of rules, each with `match`.");
         continue;
       }
       for (std::size_t i = 0; i < member.second.size(); ++i) {

@@ -30,9 +30,13 @@ ConfigReloader::ConfigReloader(asio::io_context& io, config::ConfigSources sourc
       timer_(io) {}
 
 ConfigReloader::~ConfigReloader() {
-  timer_.cancel();
-  worker_.join();  // a read under way finishes; what it posts back is never run (see alive_)
-  *alive_ = false;
+  *alive_ = false;  // what a read under way posts back is never run
+  try {
+    timer_.cancel();
+    worker_.join();  // the read itself finishes: it owns copies of all it touches
+  } catch (const std::exception& error) {
+    spdlog::warn("stopping the configuration watcher: {}", error.what());
+  }
 }
 
 void ConfigReloader::start() {
