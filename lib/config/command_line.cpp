@@ -264,19 +264,20 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   }
 
   if (auto error = read_settings(vm, environment, command_line.sources)) return std::move(*error);
-  // Checked now without the file (read later, by load_profile): flags and variables that
-  // contradict each other are a usage error before anything starts.
-  auto profile = Profile::build(command_line.sources);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
-    return UsageError{errors->front()};
-  }
-  settings.budget = std::get<ProfilePtr>(profile)->global();
-
   if (vm.count("check-config")) {
     command_line.sources.file_path = vm["check-config"].as<std::string>();
     command_line.action = CommandLine::Action::kCheckConfig;
-    return command_line;
   }
+  // Without a file, flags and variables that contradict each other are a usage error now. With
+  // one, the file may settle it (CTXGUARD_PAGE_SIZE=500 with maxPageSize: 1000 in it):
+  // load_profile checks them all together.
+  auto profile = Profile::build(command_line.sources);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
+    if (!command_line.sources.file_path) return UsageError{errors->front()};
+  } else {
+    settings.budget = std::get<ProfilePtr>(profile)->global();
+  }
+  if (command_line.action == CommandLine::Action::kCheckConfig) return command_line;
   if (separator == args.end() || separator + 1 == args.end()) {
     return UsageError{"missing server command. " + std::string(kUsage)};
   }

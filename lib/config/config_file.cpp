@@ -64,9 +64,14 @@ void read_setting(const std::string& key, const YAML::Node& node, const std::str
   }
   if (in_rule && spec->scope != SettingScope::kTool) {
     errors.push_back(fmt::format(
-        "{}: applies to the whole process (one cache for all tools), so it cannot be set per "
-        "tool; set it at the top level.",
+        "{}: applies to the whole process (one cache and one cursor lifetime for all tools), so "
+        "it cannot be set per tool; set it at the top level.",
         where));
+    return;
+  }
+  if (node.IsNull()) {
+    errors.push_back(
+        fmt::format("{}: no value given: it must be {}.", where, allowed_values(*spec)));
     return;
   }
   if (!node.IsScalar()) {
@@ -168,6 +173,7 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
   for (const auto& member : root) {
     const std::string key = member.first.as<std::string>();
     if (key == "tools") {
+      if (member.second.IsNull()) continue;  // `tools:` with nothing under it: no rules
       if (!member.second.IsSequence()) {
         errors.emplace_back("tools: must be a list of rules, each with `match`.");
         continue;

@@ -123,6 +123,9 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
     }
   }
 
+  // Rules start from the values the sources gave, before anything is derived from them: a rule
+  // with its own budget derives its own cap and chunk size.
+  const BudgetSettings underived = global;
   std::vector<bool> derived(set.size(), false);
   derive(global, set, &derived);
   for (std::size_t i = 0; i < set.size(); ++i) {
@@ -138,7 +141,7 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
     for (std::size_t i = 0; i < sources.file->tools.size(); ++i) {
       const ToolRule& rule = sources.file->tools[i];
       const std::string where = fmt::format("tools[{}]", i);
-      BudgetSettings budget = global;
+      BudgetSettings budget = underived;
       std::vector<bool> rule_set = set;
       Resolved resolved;
       apply(
@@ -151,11 +154,13 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
         // After any --project rules: a flag outranks the file.
         budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});
       }
-      // A rule inherits the global values: their conflicts are reported once, above.
-      if (global_conflicts.empty()) {
-        for (SettingConflict& conflict : check_setting_rules(budget, where)) {
-          errors.push_back(conflict.message + '.');
-        }
+      // A conflict the rule does not take part in is the globals' (reported above, if at all).
+      for (SettingConflict& conflict : check_setting_rules(budget, where)) {
+        const bool own = std::any_of(resolved.keys.begin(), resolved.keys.end(),
+                                     [&conflict](std::string_view key) {
+                                       return key == conflict.key || key == conflict.other;
+                                     });
+        if (own) errors.push_back(conflict.message + '.');
       }
       resolved.glob = rule.glob;
       resolved.configured = budget;
@@ -201,6 +206,8 @@ std::string Profile::explain(const SettingConflict& conflict) const {
   return fmt::format("{} ({}; {}).", conflict.message, origin(conflict.key),
                      origin(conflict.other));
 }
+
+const BudgetSettings& Profile::for_resources() const { return global_.planning; }
 
 const BudgetSettings& Profile::for_tool(std::string_view tool) const {
   for (const Resolved& rule : rules_) {

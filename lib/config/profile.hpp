@@ -56,6 +56,9 @@ class Profile {
   // global ones; the estimator margin already applied (planning_budget).
   const BudgetSettings& for_tool(std::string_view tool) const;
 
+  // The settings for resources/read answers: the global ones (rules match tool names only).
+  const BudgetSettings& for_resources() const;
+
   // The global settings as configured (no margin applied).
   const BudgetSettings& global() const { return global_.configured; }
 

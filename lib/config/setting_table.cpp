@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -47,7 +49,7 @@ const std::array kSettings{
     SettingSpec{"estimatorMargin", "estimator-margin", "CTXGUARD_ESTIMATOR_MARGIN", Kind::kCount,
                 Scope::kTool, 0, 50,
                 "percent added to every token estimate: answers are planned against "
-                "tokenBudget / (1 + margin)",
+                "tokenBudget * 100 / (100 + margin)",
                 CTXGUARD_NUMBER(estimator_margin_percent)},
     SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", Kind::kCount, Scope::kTool, 1,
                 100'000,
@@ -148,12 +150,16 @@ std::optional<std::uint64_t> parse_seconds(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(seconds * 1000));
 }
 
+// YAML 1.1 spellings too (True, FALSE, On): what yaml-cpp itself reads as booleans.
 std::optional<std::uint64_t> parse_switch(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const std::string_view yes : {"true", "on", "yes", "1"}) {
-    if (text == yes) return 1;
+    if (lower == yes) return 1;
   }
   for (const std::string_view no : {"false", "off", "no", "0"}) {
-    if (text == no) return 0;
+    if (lower == no) return 0;
   }
   return std::nullopt;
 }

@@ -144,15 +144,17 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
   }
   // The settings of the tool whose result this is, as configured now.
   budget_ = &settings_for(entry->tool);
+  answer.record.tool = name_ + ":" + entry->tool;
   if (limit && *limit > budget_->max_page_size) {
     return fail(
         fmt::format("`limit` must be a whole number from 1 to {}.", budget_->max_page_size));
   }
-  request.limit =
-      limit ? *limit
-      : request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage
-          ? request.payload.limit
-          : budget_->page_size;
+  // A limit the cursor carries was allowed when it was issued; a reload may have lowered the max.
+  const bool carried =
+      request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage;
+  request.limit = limit     ? *limit
+                  : carried ? std::min<std::size_t>(request.payload.limit, budget_->max_page_size)
+                            : budget_->page_size;
   if (!request.query.empty() && !budget_->search) {
     return fail(fmt::format(
         "Search is turned off for results of {} (search: false in ctxguard's configuration). "
@@ -160,7 +162,6 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
         entry->tool));
   }
   const CachedPart& part = entry->parts[request.payload.part];
-  answer.record.tool = name_ + ":" + entry->tool;
   answer.record.cache_entry = entry_id;
   answer.record.stages = {"fetch"};
   const CursorIssuer issuer(codec_, entry_id, wall_now);

@@ -219,7 +219,7 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
     // Resources are no tool's: the global settings apply.
     if (profile.global().observe) return false;
     const pipeline::CallContext context{name, true, now, wall_now};
-    auto rewritten = pipeline_.process_resource(*result, profile.for_tool(""), context);
+    auto rewritten = pipeline_.process_resource(*result, profile.for_resources(), context);
     if (!rewritten) return false;
     response.as_object()["result"] = std::move(rewritten->result);
     rewritten->record.original_bytes = line_bytes;

@@ -242,3 +242,9 @@ TEST_CASE("command line: help lists every setting with its flag, variable, key a
   }
   CHECK_THAT(help, Catch::Contains("--check-config") && Catch::Contains("--config"));
 }
+
+TEST_CASE("command line: with a file, contradictions wait for it (it may settle them)") {
+  CHECK_THAT(error_of(parse({"--page-size", "500", "--", "s"})), Catch::Contains("--page-size"));
+  CHECK(ok(parse({"--page-size", "500", "--config", "/x.yaml", "--", "s"})).sources.file_path ==
+        "/x.yaml");
+}

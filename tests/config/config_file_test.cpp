@@ -65,6 +65,8 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK(with("cursorTtl", "1.5s").cursor_ttl == std::chrono::seconds(2));  // whole seconds, up
   CHECK_FALSE(with("tables", "false").summary.tables);
   CHECK(with("tables", "on").summary.tables);
+  CHECK(with("tables", "True").summary.tables);  // YAML 1.1 spellings
+  CHECK_FALSE(with("pagination", "FALSE").pagination);
   CHECK_FALSE(with("projection", "no").summary.project);
   CHECK(with("maxString", "0").summary.max_string_chars == 0);
   CHECK(with("mode", "observe").observe);
@@ -160,14 +162,18 @@ tools:
       "tools[2].colour: unknown setting. Known keys: mode, tokenBudget, hardCap, "
       "estimatorMargin, pageSize, maxPageSize, chunkSize, maxString, maxDepth, pagination, "
       "summarization, projection, chunking, search, tables, fields, match.",
-      "tools[3].cacheSize: applies to the whole process (one cache for all tools), so it cannot "
-      "be set per tool; set it at the top level.",
+      "tools[3].cacheSize: applies to the whole process (one cache and one cursor lifetime for "
+      "all tools), so it cannot be set per tool; set it at the top level.",
   };
   CHECK(errors == expected);
 
   const auto syntax = errors_of("tokenBudget: [1,\n");
   REQUIRE(syntax.size() == 1);
   CHECK(syntax[0].starts_with("line "));
+  CHECK(errors_of("tokenBudget:\n") ==
+        std::vector<std::string>{"tokenBudget: no value given: it must be a whole number from "
+                                 "100 to 10000000."});
+  REQUIRE(std::holds_alternative<ConfigFile>(parse_config("tools:\n")));
   CHECK(errors_of("- just\n- a list\n") ==
         std::vector<std::string>{"the file must be a map of settings."});
 }

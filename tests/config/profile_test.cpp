@@ -228,3 +228,48 @@ TEST_CASE("config file: read from disk, with the path in every problem") {
   REQUIRE(std::holds_alternative<ProfilePtr>(loaded));
   CHECK(std::get<ProfilePtr>(loaded)->global().token_budget == 4000);
 }
+
+TEST_CASE("profile: a file settles what variables and flags alone would contradict") {
+  ConfigSources sources;
+  sources.environment = {value("pageSize", "500")};
+  CHECK_FALSE(problems(sources).empty());  // with the default maxPageSize 200
+  sources.file = file_of("maxPageSize: 1000\n");
+  CHECK(built(sources)->global().page_size == 500);
+}
+
+TEST_CASE("profile: a rule reports its own conflicts, never the globals' again") {
+  ConfigSources sources;
+  sources.file = file_of(R"(
+pageSize: 500
+tools:
+  - match: a
+    tables: true
+  - match: b
+    tokenBudget: 1000
+    chunkSize: 1500
+)");
+  const std::vector<std::string> expected{
+      "pageSize: 500 is above maxPageSize 200 (pageSize: from the file; maxPageSize: the "
+      "default).",
+      "tools[1].chunkSize: 1500 is above tokenBudget 1000: a chunk must fit in one answer."};
+  CHECK(problems(sources) == expected);
+}
+
+TEST_CASE("profile: a rule derives from the sources' values, not from the globals' derived ones") {
+  const ProfilePtr profile = from_yaml(R"(
+tokenBudget: 3000
+tools:
+  - match: big
+    tokenBudget: 8000
+  - match: small
+    tokenBudget: 200
+)");
+  CHECK(profile->global().summary.chunk_tokens == 1500);         // half of 3000
+  CHECK(profile->for_tool("big").summary.chunk_tokens == 2000);  // the default fits 8000
+  CHECK(profile->for_tool("big").hard_cap == 12000);
+  CHECK(profile->for_tool("small").summary.chunk_tokens == 100);
+  // Rules match tool names; resources/read gets the global settings.
+  const ProfilePtr everything = from_yaml("tools:\n  - match: \"*\"\n    chunking: false\n");
+  CHECK_FALSE(everything->for_tool("read_file").chunking);
+  CHECK(everything->for_resources().chunking);
+}

@@ -153,3 +153,18 @@ TEST_CASE("estimator margin: answers are planned against the lowered budget") {
   CHECK(tokens_of(rewritten->result) <= 800);
   CHECK(meta_of(parse(text_at(rewritten->result, 0))).at("tokenBudget") == 800);
 }
+
+TEST_CASE("switches: a cursor's own limit is held to a maxPageSize lowered since") {
+  Fixture fixture(small_budget(4000));
+  auto rewritten = fixture.process(bookings(300, 20));
+  REQUIRE(rewritten.has_value());
+  const json::value cursor = meta_of(parse(text_at(rewritten->result, 0))).at("nextCursor");
+  const json::object wide = fixture.fetch_page({{"cursor", cursor}, {"limit", 100}});
+  REQUIRE_FALSE(is_error(wide));
+  const json::value next = meta_of(parse(text_at(wide, 0))).at("nextCursor");  // carries 100
+  fixture.budget.max_page_size = 30;
+  fixture.budget.page_size = 30;
+  const json::object page = fixture.fetch_page({{"cursor", next}});
+  REQUIRE_FALSE(is_error(page));
+  CHECK(parse(text_at(page, 0)).at("items").as_array().size() == 30);
+}
