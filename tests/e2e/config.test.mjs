@@ -248,6 +248,17 @@ function callRecords(text) {
   return out;
 }
 
+/**
+ * The records in `stderrText()` once at least `n` of them pass `pred` (a record is written to
+ * stderr around the time its answer goes to stdout: the two pipes are not ordered).
+ */
+async function recordsOf(stderrText, pred, n) {
+  return waitFor(() => {
+    const found = callRecords(stderrText()).filter(pred);
+    return found.length >= n ? found : null;
+  }, 5000, `${n} matching call/observe log lines`);
+}
+
 /** The process environment without any CTXGUARD_* variable (the developer's must not leak in), plus `extra`. */
 function cleanEnv(extra = {}) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CTXGUARD_')));
@@ -327,7 +338,7 @@ describe('hot reload: an edited file applies to the next call', { skip: SKIP, ti
     assert.ok(meta.pageSize >= 1 && meta.pageSize < 50, `the budget, not the page size (50), limits the page: ${meta.pageSize}`);
     assert.deepEqual(items, D.items.slice(0, meta.pageSize));
     cursorBefore = meta.nextCursor;
-    const rec = callRecords(proxied.stderrText()).filter((r) => r.tool === 'read_text_file');
+    const rec = await recordsOf(proxied.stderrText, (r) => r.tool === 'read_text_file', 1);
     assert.equal(rec.length, 1);
     assert.equal(rec[0].kind, 'call');
     assert.ok(rec[0].after < rec[0].before && rec[0].after <= 1000, rec[0].line);
@@ -377,7 +388,7 @@ describe('hot reload: an edited file applies to the next call', { skip: SKIP, ti
     const fresh = pageOf(await fetchCursor(proxied, { cursor: meta.nextCursor, limit: 5 }));
     assert.equal(fresh.meta.offset, meta.pageSize);
     assert.deepEqual(fresh.items, D.items.slice(meta.pageSize, meta.pageSize + 5));
-    const rec = callRecords(proxied.stderrText()).filter((x) => x.tool === 'read_text_file');
+    const rec = await recordsOf(proxied.stderrText, (x) => x.tool === 'read_text_file', 2);
     assert.deepEqual(rec.map((x) => x.kind), ['call', 'call'], 'logged: the first call and this one, not the untouched one');
   });
 
@@ -643,7 +654,7 @@ describe('observe mode: every answer as the server sent it, what enforce would d
         assert.ok(!d.isError, `${name}: ${JSON.stringify(d).slice(0, 200)}`);
         assert.deepEqual(p, d, `${name} ${JSON.stringify(args())}`);
       }
-      const records = callRecords(s.stderrText());
+      const records = await recordsOf(s.stderrText, () => true, LARGE);
       assert.deepEqual(records.filter((r) => r.kind === 'call'), [], 'observe mode rewrites nothing');
       assert.deepEqual(records.map((r) => r.tool), CALLS.slice(0, LARGE).map(([n]) => n), 'one "observe" line per call over the budget, none for small ones');
       const budget = which === 'file' ? 2000 : 4000;
@@ -692,7 +703,7 @@ describe('observe mode: every answer as the server sent it, what enforce would d
       const expected = Buffer.concat(serverOut);
       assert.ok(expected.length > 200_000, `the server wrote ${expected.length} bytes`);
       assert.ok(proxy.stdoutBuffer().equals(expected), 'ctxguard --mode observe wrote other bytes than the server');
-      assert.equal(callRecords(proxy.stderrText()).filter((r) => r.kind === 'observe').length, LARGE);
+      assert.equal((await recordsOf(proxy.stderrText, (r) => r.kind === 'observe', LARGE)).length, LARGE);
     } finally {
       server.kill('SIGKILL');
       proxy.kill();
@@ -773,7 +784,7 @@ describe('per-tool rules change only the tools they match', { skip: SKIP, timeou
     assert.deepEqual(b.items, D.items.slice(0, 50));
     const b2 = pageOf(await fetchCursor(paging, { cursor: b.meta.nextCursor }));
     assert.deepEqual(b2.items, D.items.slice(50, 100));
-    const recs = callRecords(paging.stderrText()).filter((r) => r.kind === 'call');
+    const recs = await recordsOf(paging.stderrText, (r) => r.kind === 'call', 4);
     assert.ok(recs.some((r) => r.tool === 'read_file' && / items=5\/300 /.test(r.line)), JSON.stringify(recs));
     assert.ok(recs.some((r) => r.tool === 'read_text_file' && / items=50\/300 /.test(r.line)), JSON.stringify(recs));
   });
@@ -807,9 +818,10 @@ describe('per-tool rules change only the tools they match', { skip: SKIP, timeou
     assert.deepEqual(p, d);
     const other = pageOf(await call(paging, 'read_text_file', { path: P.items }));
     assert.equal(other.meta.pageSize, 50);
-    const recs = callRecords(paging.stderrText());
-    assert.deepEqual(recs.filter((r) => r.tool === 'directory_tree').map((r) => r.kind), ['observe']);
-    assert.ok(recs.filter((r) => r.tool === 'read_text_file').every((r) => r.kind === 'call'));
+    const tree = await recordsOf(paging.stderrText, (r) => r.tool === 'directory_tree', 1);
+    assert.deepEqual(tree.map((r) => r.kind), ['observe']);
+    const texts = await recordsOf(paging.stderrText, (r) => r.tool === 'read_text_file', 1);
+    assert.ok(texts.every((r) => r.kind === 'call'), JSON.stringify(texts));
   });
 
   test('pagination: false for directory_tree: all 300 entries in one answer, no cursor; read_text_file\'s 300 items are still paginated', T, async () => {
@@ -817,7 +829,7 @@ describe('per-tool rules change only the tools they match', { skip: SKIP, timeou
     const direct300 = JSON.parse(textOf(await call(direct, 'directory_tree', { path: P.many })));
     assert.equal(metaOf(result), null, `no _ctxguard: ${textOf(result).slice(-300)}`);
     assert.deepEqual(JSON.parse(textOf(result)), direct300, 'the whole array (compacted, nothing cut)');
-    const rec = callRecords(switches.stderrText()).find((r) => r.tool === 'directory_tree');
+    const [rec] = await recordsOf(switches.stderrText, (r) => r.tool === 'directory_tree', 1);
     assert.ok(rec && !/paginate/.test(rec.line), rec?.line);
     const other = pageOf(await call(switches, 'read_text_file', { path: P.items }));
     assert.ok(other.meta.pageSize < 300 && other.meta.hasMore);
@@ -846,8 +858,8 @@ describe('per-tool rules change only the tools they match', { skip: SKIP, timeou
     const b = metaOf(await call(switches, 'read_text_file', { path: P.log }));
     assert.equal(b.chunkIndex, 0);
     assert.ok(b.totalChunks > 1);
-    const recs = callRecords(switches.stderrText());
-    assert.match(recs.find((r) => r.tool === 'read_file' && /hard-cap/.test(r.line))?.line ?? 'none', /stages=hard-cap/);
+    const recs = await recordsOf(switches.stderrText, (r) => r.tool === 'read_file', 1);
+    assert.match(recs.at(-1).line, /stages=(compact,)?hard-cap /);
   });
 
   test('fields: [id, status, owner.name] for read_text_file: projected records keep exactly those; without the rule, others are chosen', T, async () => {
