@@ -10,6 +10,7 @@
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/config_file.hpp"
 #include "config/profile.hpp"
@@ -150,7 +151,8 @@ std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSett
 }
 
 // The settings the variables and flags give, each checked now so a typo stops ctxguard before
-// it starts the server.
+// it starts the server; bad ones go to sources.problems (reported alone without a file, with the
+// file's problems otherwise).
 std::optional<UsageError> read_settings(const po::variables_map& vm, const Environment& environment,
                                         ConfigSources& sources) {
   BudgetSettings scratch;
@@ -158,7 +160,8 @@ std::optional<UsageError> read_settings(const po::variables_map& vm, const Envir
     const std::string name(spec.env);
     if (const char* value = environment(name.c_str()); value != nullptr && *value != '\0') {
       if (auto problem = parse_setting(spec, value, spec.env, scratch)) {
-        return UsageError{std::move(*problem)};
+        sources.problems.push_back(std::move(*problem));
+        continue;
       }
       sources.environment.push_back(SettingValue{&spec, value});
     }
@@ -168,7 +171,8 @@ std::optional<UsageError> read_settings(const po::variables_map& vm, const Envir
     if (vm.count(flag) == 0) continue;
     const std::string& value = vm[flag].as<std::string>();
     if (auto problem = parse_setting(spec, value, "--" + flag, scratch)) {
-      return UsageError{std::move(*problem)};
+      sources.problems.push_back(std::move(*problem));
+      continue;
     }
     sources.command_line.push_back(SettingValue{&spec, value});
   }
@@ -273,7 +277,8 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   // load_profile checks them all together.
   auto profile = Profile::build(command_line.sources);
   if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
-    if (!command_line.sources.file_path) return UsageError{errors->front()};
+    if (!command_line.sources.file_path)
+      return UsageError{fmt::format("{}", fmt::join(*errors, "\n  "))};
   } else {
     settings.budget = std::get<ProfilePtr>(profile)->global();
   }

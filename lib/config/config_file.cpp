@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -94,9 +95,14 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
     return;
   }
   ToolRule rule;
+  std::set<std::string> seen;
   for (const auto& member : node) {
     const std::string key = member.first.as<std::string>();
     const std::string at = fmt::format("{}.{}", where, key);
+    if (!seen.insert(key).second) {
+      errors.push_back(fmt::format("{}: given twice in one rule: which one is meant?", at));
+      continue;
+    }
     if (key == "match") {
       if (!member.second.IsScalar() || member.second.Scalar().empty()) {
         errors.push_back(fmt::format("{}: must be a tool name or glob such as \"read_*\".", at));
@@ -170,8 +176,14 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
   }
   if (root.IsNull()) return file;  // an empty file: defaults
   if (!root.IsMap()) return std::vector<std::string>{"the file must be a map of settings."};
+  std::set<std::string> seen;
   for (const auto& member : root) {
     const std::string key = member.first.as<std::string>();
+    if (!seen.insert(key).second) {
+      errors.push_back(fmt::format("{}: given twice (line {}): which one is meant?", key,
+                                   member.first.Mark().line + 1));
+      continue;
+    }
     if (key == "tools") {
       if (member.second.IsNull()) continue;  // `tools:` with nothing under it: no rules
       if (!member.second.IsSequence()) {

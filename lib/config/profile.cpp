@@ -86,7 +86,7 @@ std::string_view to_string(SettingSource source) {
 std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSources& sources,
                                                                   const Profile* running) {
   const auto table = setting_table();
-  std::vector<std::string> errors;
+  std::vector<std::string> errors = sources.problems;
   auto profile = std::make_shared<Profile>();
   profile->file_path_ = sources.file_path;
   profile->sources_.assign(table.size(), SettingSource::kDefault);
@@ -336,7 +336,10 @@ std::variant<ProfilePtr, std::vector<std::string>> load_profile(ConfigSources& s
   sources.file.reset();
   if (sources.file_path) {
     auto file = read_config_file(*sources.file_path);
-    if (auto* errors = std::get_if<std::vector<std::string>>(&file)) return std::move(*errors);
+    if (auto* errors = std::get_if<std::vector<std::string>>(&file)) {
+      errors->insert(errors->begin(), sources.problems.begin(), sources.problems.end());
+      return std::move(*errors);
+    }
     sources.file = std::move(std::get<ConfigFile>(file));
   }
   return Profile::build(sources, running);

@@ -35,6 +35,8 @@ struct ConfigSources {
   std::optional<ConfigFile> file;
   std::vector<SettingValue> environment;   // CTXGUARD_* variables, as found at start-up
   std::vector<SettingValue> command_line;  // flags given explicitly
+  // Bad values among the variables and flags, reported with the file's problems (build fails).
+  std::vector<std::string> problems;
 };
 
 class Profile;

@@ -248,6 +248,10 @@ bool Interceptor::rewrite_tool_result(json::object& response, std::string_view t
     json::object& subject = in_batch ? copy : result;
     auto would_be = pipeline_.process(subject, budget, {tool, true, now, wall_now, true});
     if (would_be) {
+      // What enforce would have sent, measured as it would have gone out.
+      json::object would_send{
+          {"jsonrpc", "2.0"}, {"id", response.at("id")}, {"result", std::move(would_be->result)}};
+      would_be->record.final_bytes = to_json(would_send).size();
       would_be->record.original_bytes = line_bytes;
       would_be->record.latency = Clock::now() - started;
       would_be->record.cache_entry = 0;
