@@ -176,8 +176,9 @@ tools:
   REQUIRE(std::holds_alternative<ConfigFile>(parse_config("tools:\n")));
   CHECK(errors_of("tokenBudget: 4000\npageSize: 10\ntokenBudget: 8000\n") ==
         std::vector<std::string>{"tokenBudget: given twice (line 3): which one is meant?"});
-  CHECK(errors_of("tools:\n  - match: a\n    pageSize: 1\n    pageSize: 2\n") ==
-        std::vector<std::string>{"tools[0].pageSize: given twice in one rule: which one is meant?"});
+  CHECK(
+      errors_of("tools:\n  - match: a\n    pageSize: 1\n    pageSize: 2\n") ==
+      std::vector<std::string>{"tools[0].pageSize: given twice in one rule: which one is meant?"});
   CHECK(errors_of("- just\n- a list\n") ==
         std::vector<std::string>{"the file must be a map of settings."});
 }

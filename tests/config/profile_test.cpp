@@ -9,6 +9,7 @@
 #include "config/config_file.hpp"
 #include "config/profile.hpp"
 #include "config/setting_table.hpp"
+#include "profile_from.hpp"
 
 using namespace ctxguard::config;
 
@@ -38,11 +39,7 @@ std::vector<std::string> problems(const ConfigSources& sources) {
   return std::get<std::vector<std::string>>(result);
 }
 
-ProfilePtr from_yaml(std::string_view yaml) {
-  ConfigSources sources;
-  sources.file = file_of(yaml);
-  return built(sources);
-}
+ProfilePtr from_yaml(std::string_view yaml) { return testing::profile_from(yaml); }
 
 }  // namespace
 

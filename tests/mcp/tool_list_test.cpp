@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-#include "config/config_file.hpp"
+#include "../config/profile_from.hpp"
 #include "mcp/tool_list.hpp"
 
 namespace json = boost::json;
@@ -69,19 +69,7 @@ TEST_CASE("tool list: a result without a tools array is left alone") {
   REQUIRE_FALSE(editor.edit(odd, *profile).changed);
 }
 
-namespace {
-
-ctxguard::config::ProfilePtr profile_from(std::string_view yaml) {
-  ctxguard::config::ConfigSources sources;
-  auto file = ctxguard::config::parse_config(yaml);
-  REQUIRE(std::holds_alternative<ctxguard::config::ConfigFile>(file));
-  sources.file = std::get<ctxguard::config::ConfigFile>(std::move(file));
-  auto built = ctxguard::config::Profile::build(sources);
-  REQUIRE(std::holds_alternative<ctxguard::config::ProfilePtr>(built));
-  return std::get<ctxguard::config::ProfilePtr>(built);
-}
-
-}  // namespace
+using ctxguard::config::testing::profile_from;
 
 TEST_CASE("tool list: observed tools keep their outputSchema; all observed, nothing changes") {
   ToolListEditor editor;

@@ -340,7 +340,8 @@ TEST_CASE("resources: a long text resource is chunked like a tool result") {
                        {"uri", "file:///app.log"}, {"mimeType", "text/plain"}, {"text", log}}}}};
   fixture.held = result;
   auto rewritten = fixture.pipeline.process_resource(
-      fixture.held, fixture.budget, CallContext{"file:///app.log", true, fixture.now, fixture.wall_now});
+      fixture.held, fixture.budget,
+      CallContext{"file:///app.log", true, fixture.now, fixture.wall_now});
   REQUIRE(rewritten.has_value());
   const json::array& contents = rewritten->result.at("contents").as_array();
   REQUIRE(contents.size() == 2);

@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-#include "config/config_file.hpp"
+#include "../config/profile_from.hpp"
 #include "proxy/interceptor.hpp"
 #include "support/json_writer.hpp"
 
@@ -183,19 +183,7 @@ TEST_CASE("interceptor: a long resources/read text is chunked and named after it
   CHECK(spilled_for == uri);
 }
 
-namespace {
-
-ctxguard::config::ProfilePtr profile_from(std::string_view yaml) {
-  ctxguard::config::ConfigSources sources;
-  auto file = ctxguard::config::parse_config(yaml);
-  REQUIRE(std::holds_alternative<ctxguard::config::ConfigFile>(file));
-  sources.file = std::get<ctxguard::config::ConfigFile>(std::move(file));
-  auto built = ctxguard::config::Profile::build(sources);
-  REQUIRE(std::holds_alternative<ctxguard::config::ProfilePtr>(built));
-  return std::get<ctxguard::config::ProfilePtr>(built);
-}
-
-}  // namespace
+using ctxguard::config::testing::profile_from;
 
 TEST_CASE("interceptor: observe mode forwards every answer as it came") {
   Session session;
