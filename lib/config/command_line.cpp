@@ -155,29 +155,29 @@ std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSett
 // file's problems otherwise).
 std::optional<UsageError> read_settings(const po::variables_map& vm, const Environment& environment,
                                         ConfigSources& sources) {
-  BudgetSettings scratch;
+  const auto read = [&sources](const SettingSpec& spec, std::string_view text,
+                               std::string_view where, std::vector<SettingValue>& out) {
+    auto value = read_setting_value(spec, text, where);
+    if (auto* problem = std::get_if<std::string>(&value)) {
+      sources.problems.push_back(std::move(*problem));
+    } else {
+      out.push_back(std::get<SettingValue>(std::move(value)));
+    }
+  };
   for (const SettingSpec& spec : setting_table()) {
     const std::string name(spec.env);
     if (const char* value = environment(name.c_str()); value != nullptr && *value != '\0') {
-      if (auto problem = parse_setting(spec, value, spec.env, scratch)) {
-        sources.problems.push_back(std::move(*problem));
-        continue;
-      }
-      sources.environment.push_back(SettingValue{&spec, value});
+      read(spec, value, spec.env, sources.environment);
     }
   }
   for (const SettingSpec& spec : setting_table()) {
     const std::string flag(spec.flag);
-    if (vm.count(flag) == 0) continue;
-    const std::string& value = vm[flag].as<std::string>();
-    if (auto problem = parse_setting(spec, value, "--" + flag, scratch)) {
-      sources.problems.push_back(std::move(*problem));
-      continue;
+    if (vm.count(flag) != 0) {
+      read(spec, vm[flag].as<std::string>(), "--" + flag, sources.command_line);
     }
-    sources.command_line.push_back(SettingValue{&spec, value});
   }
   if (vm["no-projection"].as<bool>()) {
-    sources.command_line.push_back(SettingValue{find_setting("projection"), "false"});
+    read(*find_setting("projection"), "false", "--no-projection", sources.command_line);
   }
   if (vm.count("config")) {
     sources.file_path = vm["config"].as<std::string>();

@@ -79,12 +79,12 @@ void read_setting(const std::string& key, const YAML::Node& node, const std::str
     errors.push_back(fmt::format("{}: must be a single value, not a list or a map.", where));
     return;
   }
-  BudgetSettings scratch;  // the value is checked now, applied in precedence order later
-  if (auto problem = parse_setting(*spec, node.Scalar(), where, scratch)) {
+  auto value = read_setting_value(*spec, node.Scalar(), where);
+  if (auto* problem = std::get_if<std::string>(&value)) {
     errors.push_back(std::move(*problem));
     return;
   }
-  out.push_back(SettingValue{spec, node.Scalar()});
+  out.push_back(std::get<SettingValue>(std::move(value)));
 }
 
 void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& file,

@@ -23,12 +23,6 @@
 
 namespace ctxguard::config {
 
-// One setting a source sets, as text: validated when read, applied in precedence order later.
-struct SettingValue {
-  const SettingSpec* spec = nullptr;
-  std::string text;
-};
-
 struct ToolRule {
   std::string glob;                     // '*' and '?' wildcards over the tool name
   std::vector<SettingValue> overrides;  // applied over the global settings

@@ -21,15 +21,11 @@ std::size_t index_of(const SettingSpec& spec) {
 
 const SettingSpec& spec_of(std::string_view key) { return *find_setting(key); }
 
-// Applies `values` over `budget`; problems go to `errors` named by `name_of`.
-template <class NameOf>
-void apply(const std::vector<SettingValue>& values, NameOf name_of, BudgetSettings& budget,
-           std::vector<bool>& set, std::vector<std::string>& errors) {
+// Applies `values` (checked when they were read) over `budget`, marking what they set.
+void apply(const std::vector<SettingValue>& values, BudgetSettings& budget,
+           std::vector<bool>& set) {
   for (const SettingValue& value : values) {
-    if (auto problem = parse_setting(*value.spec, value.text, name_of(*value.spec), budget)) {
-      errors.push_back(std::move(*problem));
-      continue;
-    }
+    value.spec->set(budget, value.value);
     set[index_of(*value.spec)] = true;
   }
 }
@@ -37,15 +33,13 @@ void apply(const std::vector<SettingValue>& values, NameOf name_of, BudgetSettin
 // The defaults that follow other settings, for those no source set: a budget raised past the
 // default cap keeps the 1:3 ratio (the user asked for more room, not for an error), and a budget
 // lowered below twice the chunk size halves it (a chunk and its metadata fit in one answer).
-void derive(BudgetSettings& budget, const std::vector<bool>& set, std::vector<bool>* derived) {
+void derive(BudgetSettings& budget, const std::vector<bool>& set) {
   if (!set[index_of(spec_of("hardCap"))] && budget.hard_cap < budget.token_budget) {
     budget.hard_cap = std::min(budget.token_budget * kDefaultHardCapRatio, kTokensMax);
-    if (derived != nullptr) (*derived)[index_of(spec_of("hardCap"))] = true;
   }
   if (!set[index_of(spec_of("chunkSize"))] &&
       budget.summary.chunk_tokens > budget.token_budget / 2) {
     budget.summary.chunk_tokens = budget.token_budget / 2;
-    if (derived != nullptr) (*derived)[index_of(spec_of("chunkSize"))] = true;
   }
 }
 
@@ -94,22 +88,13 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   BudgetSettings global = sources.base;
   std::vector<bool> set(table.size(), false);
   // In precedence order: each source's values land over the last one's, and so do their marks.
-  const auto apply_source = [&](const std::vector<SettingValue>& values, auto name_of,
-                                SettingSource source) {
-    apply(values, name_of, global, set, errors);
+  const auto apply_source = [&](const std::vector<SettingValue>& values, SettingSource source) {
+    apply(values, global, set);
     for (const SettingValue& value : values) profile->sources_[index_of(*value.spec)] = source;
   };
-  if (sources.file) {
-    apply_source(
-        sources.file->settings, [](const SettingSpec& spec) { return spec.key; },
-        SettingSource::kFile);
-  }
-  apply_source(
-      sources.environment, [](const SettingSpec& spec) { return spec.env; },
-      SettingSource::kEnvironment);
-  apply_source(
-      sources.command_line, [](const SettingSpec& spec) { return fmt::format("--{}", spec.flag); },
-      SettingSource::kCommandLine);
+  if (sources.file) apply_source(sources.file->settings, SettingSource::kFile);
+  apply_source(sources.environment, SettingSource::kEnvironment);
+  apply_source(sources.command_line, SettingSource::kCommandLine);
 
   if (running != nullptr) {
     for (const SettingSpec& spec : table) {
@@ -126,13 +111,13 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   // Rules start from the values the sources gave, before anything is derived from them: a rule
   // with its own budget derives its own cap and chunk size.
   const BudgetSettings underived = global;
-  std::vector<bool> derived(set.size(), false);
-  derive(global, set, &derived);
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (derived[i]) profile->sources_[i] = SettingSource::kDerived;
+  derive(global, set);
+  for (const SettingSpec& spec : table) {
+    if (spec.get(global) != spec.get(underived)) {
+      profile->sources_[index_of(spec)] = SettingSource::kDerived;
+    }
   }
-  const std::vector<SettingConflict> global_conflicts = check_setting_rules(global, "");
-  for (const SettingConflict& conflict : global_conflicts) {
+  for (const SettingConflict& conflict : check_setting_rules(global, "")) {
     errors.push_back(profile->explain(conflict));
   }
   profile->global_ = Resolved{"*", global, planning_budget(global), {}, {}};
@@ -144,12 +129,9 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
       BudgetSettings budget = underived;
       std::vector<bool> rule_set = set;
       Resolved resolved;
-      apply(
-          rule.overrides,
-          [&where](const SettingSpec& spec) { return fmt::format("{}.{}", where, spec.key); },
-          budget, rule_set, errors);
+      apply(rule.overrides, budget, rule_set);
       for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
-      derive(budget, rule_set, nullptr);
+      derive(budget, rule_set);
       if (!rule.fields.empty()) {
         // After any --project rules: a flag outranks the file.
         budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});

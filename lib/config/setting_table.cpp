@@ -229,6 +229,14 @@ std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_vi
   return std::nullopt;
 }
 
+std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& spec,
+                                                           std::string_view text,
+                                                           std::string_view where) {
+  BudgetSettings scratch;
+  if (auto problem = parse_setting(spec, text, where, scratch)) return std::move(*problem);
+  return SettingValue{&spec, std::string(text), spec.get(scratch)};
+}
+
 std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget) {
   const std::uint64_t value = spec.get(budget);
   switch (spec.kind) {

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "config/settings.hpp"
@@ -53,6 +54,19 @@ const SettingSpec* find_setting(std::string_view key);
 
 // What values `spec` accepts, in words ("a whole number from 1 to 100000").
 std::string allowed_values(const SettingSpec& spec);
+
+// One setting a source sets: checked when read (read_setting_value), applied in precedence order
+// later with spec->set.
+struct SettingValue {
+  const SettingSpec* spec = nullptr;
+  std::string text;         // as the source wrote it
+  std::uint64_t value = 0;  // as spec->set takes it
+};
+
+// `text` read as `spec` says: the value, or the problem named with `where` (as parse_setting).
+std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& spec,
+                                                           std::string_view text,
+                                                           std::string_view where);
 
 // Parses `text` as `spec` says and stores it in `budget`. On a bad value returns the message,
 // naming `where` (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value

@@ -24,7 +24,9 @@ ConfigFile file_of(std::string_view yaml) {
 SettingValue value(std::string_view key, std::string text) {
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
-  return SettingValue{spec, std::move(text)};
+  auto read = read_setting_value(*spec, text, key);
+  REQUIRE(std::holds_alternative<SettingValue>(read));
+  return std::get<SettingValue>(std::move(read));
 }
 
 ProfilePtr built(const ConfigSources& sources, const Profile* running = nullptr) {
