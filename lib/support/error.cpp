@@ -19,6 +19,8 @@ class ErrorCategory final : public std::error_category {
         return "the cursor's signature does not match";
       case Error::kCursorExpired:
         return "the cursor has expired";
+      case Error::kInvalidRecord:
+        return "not a ctxguard call record";
     }
     return "unknown ctxguard error";
   }

@@ -17,6 +17,7 @@ enum class Error {
   kCursorMalformed,  // a cursor that is not one ctxguard could have issued
   kCursorForged,     // a well-formed cursor whose signature does not verify (tampered or old key)
   kCursorExpired,    // a genuine cursor older than the cursor TTL
+  kInvalidRecord,    // a telemetry line that is JSON but not a call record
 };
 
 const std::error_category& error_category() noexcept;
