@@ -24,7 +24,8 @@ constexpr std::string_view kOutcomeNames[] = {"passthrough", "compacted",  "summ
                                               "paginated",   "chunked",    "error",
                                               "fetched",     "fetch-error"};
 
-bool has_stage(const std::vector<std::string>& stages, std::initializer_list<std::string_view> any) {
+bool has_stage(const std::vector<std::string>& stages,
+               std::initializer_list<std::string_view> any) {
   return std::any_of(stages.begin(), stages.end(), [&](const std::string& stage) {
     return std::find(any.begin(), any.end(), stage) != any.end();
   });

@@ -69,7 +69,7 @@ struct CallEvent {
   std::chrono::system_clock::time_point time;  // when the answer was decided
   boost::json::value id;  // the JSON-RPC request id, as the client sent it (number or string)
   CallKind kind = CallKind::kCall;
-  std::string tool;      // fetches: "ctxguard_fetch:<tool of the cached result>" when known
+  std::string tool;       // fetches: "ctxguard_fetch:<tool of the cached result>" when known
   bool observed = false;  // observe mode: final_* are what enforce would have sent
   Outcome outcome = Outcome::kPassthrough;
   std::vector<std::string> stages;
@@ -81,7 +81,7 @@ struct CallEvent {
   std::size_t items_total = 0;     // items in the arrays that were cut
   std::size_t items_shown = 0;
   bool over_budget = false;  // the original exceeded the budget (an oversized attempt, FR-030)
-  std::chrono::nanoseconds proxy_latency{0};                 // time spent in ctxguard
+  std::chrono::nanoseconds proxy_latency{0};               // time spent in ctxguard
   std::optional<std::chrono::nanoseconds> server_latency;  // request in -> response out
   std::string error;  // failed fetches: "expired", "forged", "malformed", ... (see fetch_tool)
 

@@ -115,8 +115,7 @@ TEST_CASE("call_event: lines that are not records are refused with a reason") {
   CHECK(parse_call_event("[1,2]").error() == ctxguard::Error::kInvalidRecord);
   CHECK(parse_call_event(R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"t"})").error() ==
         ctxguard::Error::kInvalidRecord);  // no outcome
-  CHECK(parse_call_event(
-            R"({"time":"yesterday","kind":"call","tool":"t","outcome":"passthrough"})")
+  CHECK(parse_call_event(R"({"time":"yesterday","kind":"call","tool":"t","outcome":"passthrough"})")
             .error() == ctxguard::Error::kInvalidRecord);
   CHECK(parse_call_event(
             R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"t","outcome":"odd"})")
