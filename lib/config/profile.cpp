@@ -191,11 +191,19 @@ std::string Profile::explain(const SettingConflict& conflict) const {
 
 const BudgetSettings& Profile::for_resources() const { return global_.planning; }
 
-const BudgetSettings& Profile::for_tool(std::string_view tool) const {
+const Profile::Resolved& Profile::resolve(std::string_view tool) const {
   for (const Resolved& rule : rules_) {
-    if (glob_matches(rule.glob, tool)) return rule.planning;
+    if (glob_matches(rule.glob, tool)) return rule;
   }
-  return global_.planning;
+  return global_;
+}
+
+const BudgetSettings& Profile::for_tool(std::string_view tool) const {
+  return resolve(tool).planning;
+}
+
+const BudgetSettings& Profile::configured_for_tool(std::string_view tool) const {
+  return resolve(tool).configured;
 }
 
 bool Profile::enforces_any() const {

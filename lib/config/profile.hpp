@@ -57,6 +57,8 @@ class Profile {
   // The settings the pipeline uses for calls of `tool`: the first matching rule's, else the
   // global ones; the estimator margin already applied (planning_budget).
   const BudgetSettings& for_tool(std::string_view tool) const;
+  // The same settings as configured (no margin applied): the budget reported to users.
+  const BudgetSettings& configured_for_tool(std::string_view tool) const;
 
   // The settings for resources/read answers: the global ones (rules match tool names only).
   const BudgetSettings& for_resources() const;
@@ -97,6 +99,8 @@ class Profile {
 
   // A conflict among the global settings, with where each value came from.
   std::string explain(const SettingConflict& conflict) const;
+  // The first rule matching `tool`, or the global settings.
+  const Resolved& resolve(std::string_view tool) const;
 
   Resolved global_;
   std::vector<SettingSource> sources_;  // of each global setting, in setting_table() order

@@ -30,6 +30,18 @@ std::string cursor_problem(const std::error_code& error, std::chrono::seconds tt
   }
 }
 
+// The cursor problem's name in telemetry (ctxguard_cursor_errors_total's reason).
+std::string_view cursor_reason(const std::error_code& error) {
+  switch (static_cast<Error>(error.value())) {
+    case Error::kCursorExpired:
+      return "expired";
+    case Error::kCursorForged:
+      return "forged";
+    default:
+      return "malformed";
+  }
+}
+
 // A whole number argument from `low` to `high`; nullopt (and `error` set) otherwise.
 std::optional<std::size_t> whole_number(const json::value& value, std::string_view name,
                                         std::size_t low, std::size_t high, std::string& error) {
@@ -66,19 +78,24 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
                               std::chrono::system_clock::time_point wall_now) {
   FetchAnswer answer;
   answer.record.tool = name_;
-  const auto fail = [&](std::string message) {
+  // `reason` names the failure in telemetry: a cursor problem, or "argument".
+  const auto fail = [&](std::string message, std::string_view reason = "argument") {
     answer.result = text_tool_result(std::move(message), true);
     answer.record.stages = {"fetch-error"};
+    answer.record.error = reason;
     return std::move(answer);
   };
 
   const json::object* args = arguments.if_object();
   const json::value* cursor_arg = args != nullptr ? args->if_contains("cursor") : nullptr;
   if (cursor_arg == nullptr || !cursor_arg->is_string()) {
-    return fail("`cursor` is required: pass the _ctxguard.nextCursor of a shortened result.");
+    return fail("`cursor` is required: pass the _ctxguard.nextCursor of a shortened result.",
+                "missing");
   }
   auto payload = codec_.decode(std::string_view(cursor_arg->get_string()), wall_now);
-  if (!payload) return fail(cursor_problem(payload.error(), codec_.ttl()));
+  if (!payload) {
+    return fail(cursor_problem(payload.error(), codec_.ttl()), cursor_reason(payload.error()));
+  }
 
   Request request;
   request.payload = std::move(*payload);
@@ -137,10 +154,11 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
   if (entry == nullptr) {
     return fail(
         "The result this cursor belongs to is no longer cached (it expired or was evicted to "
-        "free memory). Call the original tool again.");
+        "free memory). Call the original tool again.",
+        "evicted");
   }
   if (request.payload.part >= entry->parts.size()) {
-    return fail("This cursor does not match its result.");
+    return fail("This cursor does not match its result.", "mismatch");
   }
   // The settings of the tool whose result this is, as configured now.
   budget_ = &settings_for(entry->tool);
@@ -159,7 +177,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     return fail(fmt::format(
         "Search is turned off for results of {} (search: false in ctxguard's configuration). "
         "Page through it without `query`.",
-        entry->tool));
+        entry->tool), "search-off");
   }
   const CachedPart& part = entry->parts[request.payload.part];
   answer.record.cache_entry = entry_id;
@@ -198,14 +216,14 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     switch (request.payload.kind) {
       case cursor::CursorKind::kTextChunk:
         if (request.payload.offset >= part.chunks.size()) {
-          return fail("This cursor does not match its result.");
+          return fail("This cursor does not match its result.", "mismatch");
         }
         answer_chunk(answer, part, part_index, static_cast<std::size_t>(request.payload.offset),
                      issuer);
         return answer;
       case cursor::CursorKind::kTextLines:
         if (request.payload.offset > part.text.size()) {
-          return fail("This cursor does not match its result.");
+          return fail("This cursor does not match its result.", "mismatch");
         }
         answer_lines(answer, part, part_index, 0, request.payload.limit, issuer,
                      static_cast<std::size_t>(request.payload.offset));
@@ -213,13 +231,13 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
       case cursor::CursorKind::kTextRange:
       case cursor::CursorKind::kValue:
         if (request.payload.offset > part.text.size()) {
-          return fail("This cursor does not match its result.");
+          return fail("This cursor does not match its result.", "mismatch");
         }
         answer_text(answer, part.text, static_cast<std::size_t>(request.payload.offset), part_index,
                     "", issuer, {});
         return answer;
       case cursor::CursorKind::kArrayPage:
-        return fail("This cursor does not match its result.");
+        return fail("This cursor does not match its result.", "mismatch");
     }
   }
 
@@ -238,14 +256,14 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     }
     if (const json::string* string = value->if_string()) {
       if (request.payload.offset > string->size())
-        return fail("This cursor does not match its result.");
+        return fail("This cursor does not match its result.", "mismatch");
       answer_text(answer, *string, static_cast<std::size_t>(request.payload.offset), part_index,
                   path, issuer, value_piece_fields(path, true));
       return answer;
     }
     const std::string subtree = to_json(*value);
     if (request.payload.offset > subtree.size())
-      return fail("This cursor does not match its result.");
+      return fail("This cursor does not match its result.", "mismatch");
     answer_text(answer, subtree, static_cast<std::size_t>(request.payload.offset), part_index, path,
                 issuer, value_piece_fields(path, false));
     return answer;
@@ -263,7 +281,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
   if (const json::array* array = value->if_array()) {
     const bool continued = request.payload.kind == cursor::CursorKind::kArrayPage && !request.path;
     std::size_t begin = continued ? static_cast<std::size_t>(request.payload.offset) : 0;
-    if (begin > array->size()) return fail("This cursor does not match its result.");
+    if (begin > array->size()) return fail("This cursor does not match its result.", "mismatch");
     if (!request.query.empty()) {
       if (!answer_array_query(answer, *entry, part_index, *array, path, begin, request, issuer,
                               error)) {

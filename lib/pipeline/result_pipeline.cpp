@@ -15,8 +15,10 @@ namespace json = boost::json;
 
 std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
                                                        const config::BudgetSettings& budget,
-                                                       const CallContext& context) {
+                                                       const CallContext& context,
+                                                       std::size_t* original_tokens) {
   const auto tokens = result_tokens(result);
+  if (original_tokens != nullptr) *original_tokens = tokens ? tokens->total : 0;
   if (!tokens) return std::nullopt;  // not a CallToolResult: not ours to judge
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();

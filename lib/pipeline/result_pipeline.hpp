@@ -40,19 +40,21 @@ struct CallContext {
   bool dry_run = false;
 };
 
-// What one rewritten call did: the hook point the telemetry exporter reads (no payloads).
+// What one rewritten call did, for its telemetry::CallEvent (no payloads); the interceptor adds
+// what only it knows: the request id, bytes on the wire and latencies.
 struct CallRecord {
   std::string tool;
   std::size_t original_tokens = 0;
   std::size_t final_tokens = 0;
-  std::size_t original_bytes = 0;  // filled in by the caller, who has the messages
-  std::size_t final_bytes = 0;
   std::size_t items_total = 0;  // items in the arrays that were cut
   std::size_t items_shown = 0;
-  // "chunk", "compact", "paginate", "summarize", "project", "hard-cap"; "fetch" for fetches
+  // "chunk", "compact", "paginate", "summarize", "project", "tables", "hard-cap"; "fetch" or
+  // "fetch-error" for fetches
   std::vector<std::string_view> stages;
-  std::uint64_t cache_entry = 0;        // 0 when nothing was cached
-  std::chrono::nanoseconds latency{0};  // filled in by the caller
+  std::uint64_t cache_entry = 0;  // 0 when nothing was cached
+  // Failed fetches: why, in one word ("expired", "forged", "malformed", "evicted", "mismatch",
+  // "missing", "search-off", "argument"); empty otherwise.
+  std::string_view error;
 };
 
 struct RewrittenResult {
@@ -74,9 +76,12 @@ class ResultPipeline {
 
   // The result to send instead of `result`, or nullopt to forward the server's bytes. `result`
   // may be moved from when a rewrite is returned. `budget`: the settings of context.tool.
+  // `original_tokens`, when given, receives the estimate of `result` as it came (0 when it is
+  // not a CallToolResult), so that a call forwarded unchanged is measured too.
   std::optional<RewrittenResult> process(boost::json::object& result,
                                          const config::BudgetSettings& budget,
-                                         const CallContext& context);
+                                         const CallContext& context,
+                                         std::size_t* original_tokens = nullptr);
 
   // A resources/read result (US4 for resources): text contents over the chunk size become their
   // first chunk followed by a contents item (same uri, application/json) holding

@@ -9,6 +9,7 @@
 #include "mcp/instructions.hpp"
 #include "pipeline/metadata.hpp"
 #include "support/json_writer.hpp"
+#include "telemetry/call_log.hpp"
 
 namespace ctxguard::proxy {
 
@@ -24,6 +25,25 @@ std::string_view sender(Direction direction) {
   return direction == Direction::kClientToServer ? "client" : "server";
 }
 
+using telemetry::CallEvent;
+using telemetry::CallKind;
+
+// The tool whose settings apply to a fetch record ("ctxguard_fetch:<tool>").
+std::string_view fetched_tool(std::string_view record_tool) {
+  const std::size_t colon = record_tool.find(':');
+  return colon == std::string_view::npos ? std::string_view() : record_tool.substr(colon + 1);
+}
+
+void take_record(CallEvent& event, pipeline::CallRecord&& record) {
+  event.original_tokens = record.original_tokens;
+  event.final_tokens = record.final_tokens;
+  event.items_total = record.items_total;
+  event.items_shown = record.items_shown;
+  event.stages.assign(record.stages.begin(), record.stages.end());
+  event.error = std::string(record.error);
+  event.outcome = telemetry::outcome_of(event.kind, event.stages);
+}
+
 json::object* result_of(json::value& response) {
   json::object* object = response.if_object();
   if (object == nullptr) return nullptr;
@@ -32,20 +52,6 @@ json::object* result_of(json::value& response) {
 }
 
 }  // namespace
-
-void log_call_record(const pipeline::CallRecord& record, std::string_view mode) {
-  std::string stages;
-  for (const std::string_view stage : record.stages) {
-    if (!stages.empty()) stages += ',';
-    stages += stage;
-  }
-  spdlog::info(
-      "{} tool={} tokens={}->{} bytes={}->{} items={}/{} stages={} cache_entry={} "
-      "latency_ms={:.3f}",
-      mode, record.tool, record.original_tokens, record.final_tokens, record.original_bytes,
-      record.final_bytes, record.items_shown, record.items_total, stages.empty() ? "-" : stages,
-      record.cache_entry, std::chrono::duration<double, std::milli>(record.latency).count());
-}
 
 Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec)
     : profile_(std::move(profile)),
@@ -62,6 +68,7 @@ void Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now)
 
 Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,
                              WallClock::time_point wall_now) {
+  const auto started = Clock::now();
   auto parsed = jsonrpc::parse_message(line);
   if (!parsed) {
     spdlog::warn("the {} sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
@@ -71,7 +78,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   jsonrpc::Message& message = *parsed;
   if (direction == Direction::kClientToServer) {
     try {
-      if (auto reply = answer_fetch(message, now, wall_now)) return std::move(*reply);
+      if (auto reply = answer_fetch(message, now, wall_now, started)) return std::move(*reply);
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost this one answer, never the session.
       spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
@@ -81,7 +88,19 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
           {"result", pipeline::text_tool_result("ctxguard failed to read its cache for this "
                                                 "cursor. Call the original tool again.",
                                                 true)}};
-      return Verdict{Verdict::Action::kReply, to_json(response)};
+      Verdict verdict{Verdict::Action::kReply, to_json(response)};
+      CallEvent event;
+      event.time = wall_now;
+      event.id = message.envelopes.front().id;
+      event.kind = CallKind::kFetch;
+      event.tool = fetch_.name();
+      event.stages = {"fetch-error"};
+      event.outcome = telemetry::Outcome::kFetchFailed;
+      event.error = "internal";
+      event.final_bytes = verdict.text.size();
+      event.proxy_latency = Clock::now() - started;
+      emit(std::move(event));
+      return verdict;
     }
   }
 
@@ -110,32 +129,61 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     // The profile the request came under; a response to no known request gets the current one.
     const config::Profile& profile =
         route.context ? *std::static_pointer_cast<const config::Profile>(route.context) : *profile_;
+    const Answer answer{route,        message.envelopes[i].id, profile, now, wall_now, line.size(),
+                        message.batch};
     try {
-      changed =
-          rewrite_response(element, route, profile, now, wall_now, line.size(), message.batch) ||
-          changed;
+      changed = rewrite_response(element, answer) || changed;
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost the rewrite, never the answer.
       spdlog::error("rewriting the {} answer failed ({}); forwarding it unchanged", route.method,
                     error.what());
-      records_.clear();
+      events_.clear();
       return {};
     }
   }
-  if (!changed) return {};
+  if (!changed) {
+    emit_events(line.size(), started);
+    return {};
+  }
   Verdict verdict{Verdict::Action::kSend, {}};
   write_json(verdict.text, message.document);
-  for (pipeline::CallRecord& record : records_) {
-    record.final_bytes = verdict.text.size();
-    log_call_record(record);
-  }
-  records_.clear();
+  emit_events(verdict.text.size(), started);
   return verdict;
+}
+
+CallEvent& Interceptor::add_event(CallKind kind, std::string_view tool, const Answer& answer) {
+  CallEvent& event = events_.emplace_back();
+  event.time = answer.wall_now;
+  event.id = answer.id;
+  event.kind = kind;
+  event.tool = std::string(tool);
+  event.original_bytes = answer.line_bytes;
+  event.server_latency = answer.route.elapsed;
+  return event;
+}
+
+void Interceptor::emit_events(std::size_t sent_bytes, Clock::time_point started) {
+  const auto latency = Clock::now() - started;
+  for (CallEvent& event : events_) {
+    if (!event.observed) event.final_bytes = sent_bytes;  // observe: what would have been sent
+    event.proxy_latency = latency;
+    emit(std::move(event));
+  }
+  events_.clear();
+}
+
+void Interceptor::emit(CallEvent&& event) {
+  if (call_sink_) {
+    call_sink_(std::move(event));
+  } else {
+    telemetry::log_call_event(event);
+  }
 }
 
 std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message,
                                                  Clock::time_point now,
-                                                 WallClock::time_point wall_now) {
+                                                 WallClock::time_point wall_now,
+                                                 Clock::time_point started) {
   // Batches (gone from MCP since 2025-06-18) are not split: a fetch inside one reaches the server.
   if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
       message.envelopes.front().method != session::kToolsCall) {
@@ -149,7 +197,6 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
     return std::nullopt;
   }
   const json::value* arguments = params_object->if_contains("arguments");
-  const auto started = Clock::now();
   const config::Profile& profile = *profile_;
   pipeline::FetchAnswer answer = fetch_.answer(
       arguments != nullptr ? *arguments : json::value(),
@@ -162,18 +209,34 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
                         {"result", std::move(answer.result)}};
   Verdict verdict{Verdict::Action::kReply, {}};
   write_json(verdict.text, response);
-  answer.record.final_bytes = verdict.text.size();
-  answer.record.latency = Clock::now() - started;
-  log_call_record(answer.record);
+  CallEvent event;
+  event.time = wall_now;
+  event.id = message.envelopes.front().id;
+  event.kind = CallKind::kFetch;
+  event.tool = answer.record.tool;
+  const std::string_view tool = fetched_tool(event.tool);
+  event.budget = (tool.empty() ? profile.global() : profile.configured_for_tool(tool)).token_budget;
+  take_record(event, std::move(answer.record));
+  event.final_bytes = verdict.text.size();
+  event.proxy_latency = Clock::now() - started;
+  emit(std::move(event));
   return verdict;
 }
 
-bool Interceptor::rewrite_response(json::value& response, const session::Route& route,
-                                   const config::Profile& profile, Clock::time_point now,
-                                   WallClock::time_point wall_now, std::size_t line_bytes,
-                                   bool in_batch) {
+bool Interceptor::rewrite_response(json::value& response, const Answer& answer) {
+  const session::Route& route = answer.route;
+  const config::Profile& profile = answer.profile;
   json::object* result = result_of(response);
-  if (result == nullptr) return false;  // an error response, or a malformed one: relayed as is
+  if (result == nullptr) {
+    // An error response, or a malformed one: relayed as is, and counted for tool calls.
+    if (route.method == session::kToolsCall || route.method == session::kTasksResult) {
+      const bool task = route.method == session::kTasksResult;
+      CallEvent& event = add_event(task ? CallKind::kTask : CallKind::kCall, route.subject, answer);
+      event.outcome = telemetry::Outcome::kError;
+      event.budget = profile.configured_for_tool(route.subject).token_budget;
+    }
+    return false;
+  }
   if (route.method == session::kToolsCall) {
     // A task-augmented call answers with the task; the tool's result comes via tasks/result.
     if (const json::value* task = result->if_contains("task");
@@ -185,15 +248,15 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
       }
       return false;
     }
-    return rewrite_tool_result(response.as_object(), route.subject, profile, now, wall_now,
-                               line_bytes, in_batch);
+    return rewrite_tool_result(response.as_object(), route.subject, answer,
+                               add_event(CallKind::kCall, route.subject, answer));
   }
   if (route.method == session::kTasksResult) {
     const auto task = task_tools_.find(route.subject);
     const std::string tool = task != task_tools_.end() ? task->second : "task:" + route.subject;
     // Kept: a client may ask for the same result again (a retry after a lost answer).
-    return rewrite_tool_result(response.as_object(), tool, profile, now, wall_now, line_bytes,
-                               in_batch);
+    return rewrite_tool_result(response.as_object(), tool, answer,
+                               add_event(CallKind::kTask, tool, answer));
   }
   if (route.method == session::kToolsList) {
     const mcp::ToolListEdit edit = tool_list_.edit(*result, profile);
@@ -212,19 +275,19 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
     return edit.changed;
   }
   if (route.method == session::kResourcesRead) {
-    const auto started = Clock::now();
     // Both arms views: a std::string temporary here would leave `tool` dangling.
     const std::string_view name =
         route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
     // Resources are no tool's: the global settings apply.
     if (profile.global().observe) return false;
-    const pipeline::CallContext context{name, true, now, wall_now};
+    const pipeline::CallContext context{name, true, answer.now, answer.wall_now};
     auto rewritten = pipeline_.process_resource(*result, profile.for_resources(), context);
-    if (!rewritten) return false;
+    if (!rewritten) return false;  // only chunked resources are recorded
     response.as_object()["result"] = std::move(rewritten->result);
-    rewritten->record.original_bytes = line_bytes;
-    rewritten->record.latency = Clock::now() - started;
-    records_.push_back(std::move(rewritten->record));
+    CallEvent& event = add_event(CallKind::kResource, name, answer);
+    event.budget = profile.global().token_budget;
+    event.over_budget = rewritten->record.original_tokens > profile.for_resources().token_budget;
+    take_record(event, std::move(rewritten->record));
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
@@ -234,38 +297,42 @@ bool Interceptor::rewrite_response(json::value& response, const session::Route& 
 }
 
 bool Interceptor::rewrite_tool_result(json::object& response, std::string_view tool,
-                                      const config::Profile& profile, Clock::time_point now,
-                                      WallClock::time_point wall_now, std::size_t line_bytes,
-                                      bool in_batch) {
+                                      const Answer& answer, CallEvent& event) {
   json::object& result = response.at("result").as_object();
-  const auto started = Clock::now();
-  const config::BudgetSettings& budget = profile.for_tool(tool);
+  const config::BudgetSettings& budget = answer.profile.for_tool(tool);
+  event.budget = answer.profile.configured_for_tool(tool).token_budget;
+  std::size_t original_tokens = 0;
+  const auto measured = [&] {
+    // Against the budget the pipeline plans with: the estimator margin included.
+    event.over_budget = original_tokens > budget.token_budget;
+    event.original_tokens = event.final_tokens = original_tokens;
+  };
   if (budget.observe) {
     // The line goes out as it came. The pipeline may move values out of what it is given, which
     // only matters when other members of a batch are rewritten and the document re-serialized.
+    event.observed = true;
     json::object copy;
-    if (in_batch) copy = result;
-    json::object& subject = in_batch ? copy : result;
-    auto would_be = pipeline_.process(subject, budget, {tool, true, now, wall_now, true});
+    if (answer.in_batch) copy = result;
+    json::object& subject = answer.in_batch ? copy : result;
+    auto would_be = pipeline_.process(
+        subject, budget, {tool, true, answer.now, answer.wall_now, true}, &original_tokens);
+    measured();
+    event.final_bytes = answer.line_bytes;
     if (would_be) {
       // What enforce would have sent, measured as it would have gone out.
       json::object would_send{
           {"jsonrpc", "2.0"}, {"id", response.at("id")}, {"result", std::move(would_be->result)}};
-      would_be->record.final_bytes = to_json(would_send).size();
-      would_be->record.original_bytes = line_bytes;
-      would_be->record.latency = Clock::now() - started;
-      would_be->record.cache_entry = 0;
-      log_call_record(would_be->record, "observe");
+      event.final_bytes = to_json(would_send).size();
+      take_record(event, std::move(would_be->record));
     }
     return false;
   }
-  pipeline::CallContext context{tool, true, now, wall_now};
-  auto rewritten = pipeline_.process(result, budget, context);
+  const pipeline::CallContext context{tool, true, answer.now, answer.wall_now};
+  auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
+  measured();
   if (!rewritten) return false;
   response["result"] = std::move(rewritten->result);
-  rewritten->record.original_bytes = line_bytes;
-  rewritten->record.latency = Clock::now() - started;
-  records_.push_back(std::move(rewritten->record));  // logged once the line's size is known
+  take_record(event, std::move(rewritten->record));
   return true;
 }
 

@@ -10,12 +10,16 @@
 //   - initialize and server/discover results: ctxguard's paragraph added to `instructions`.
 // A rewrite that fails for any reason is logged and the original line goes out instead.
 //
+// Every answered tools/call (forwarded, rewritten, or a JSON-RPC error), every chunked
+// resources/read and every ctxguard_fetch gives one telemetry::CallEvent to the call sink.
+//
 // The configuration is a Profile swapped whole by set_profile (a reload). Each request keeps the
 // profile it arrived under, and its answer is rewritten with that one: a reload never changes a
 // call half-way. Tools in observe mode get their answers byte-identical; what enforce would have
 // done is computed (against a scratch cache) and logged.
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +33,7 @@
 #include "pipeline/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "session/session_router.hpp"
+#include "telemetry/call_event.hpp"
 
 namespace ctxguard::proxy {
 
@@ -56,6 +61,10 @@ class Interceptor {
   Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
                   WallClock::time_point wall_now);
 
+  // Where call records go, on the thread calling on_line; telemetry::log_call_event when unset.
+  using CallSink = std::function<void(telemetry::CallEvent&&)>;
+  void set_call_sink(CallSink sink) { call_sink_ = std::move(sink); }
+
   session::SessionRouter& router() { return router_; }
   void set_spill_writer(pipeline::ResultPipeline::SpillWriter writer) {
     pipeline_.set_spill_writer(std::move(writer));
@@ -63,15 +72,28 @@ class Interceptor {
   const pipeline::ResultCache& cache() const { return cache_; }
 
  private:
+  // What the rewrite of one response needs to know besides the response.
+  struct Answer {
+    const session::Route& route;
+    const boost::json::value& id;
+    const config::Profile& profile;
+    Clock::time_point now;
+    WallClock::time_point wall_now;
+    std::size_t line_bytes;
+    bool in_batch;
+  };
+
   std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, Clock::time_point now,
-                                      WallClock::time_point wall_now);
+                                      WallClock::time_point wall_now, Clock::time_point started);
   // Rewrites one response in place; true when it changed.
-  bool rewrite_response(boost::json::value& response, const session::Route& route,
-                        const config::Profile& profile, Clock::time_point now,
-                        WallClock::time_point wall_now, std::size_t line_bytes, bool in_batch);
+  bool rewrite_response(boost::json::value& response, const Answer& answer);
   bool rewrite_tool_result(boost::json::object& response, std::string_view tool,
-                           const config::Profile& profile, Clock::time_point now,
-                           WallClock::time_point wall_now, std::size_t line_bytes, bool in_batch);
+                           const Answer& answer, telemetry::CallEvent& event);
+  telemetry::CallEvent& add_event(telemetry::CallKind kind, std::string_view tool,
+                                  const Answer& answer);
+  // The line's events are complete once its verdict is known: out to the sink.
+  void emit_events(std::size_t sent_bytes, Clock::time_point started);
+  void emit(telemetry::CallEvent&& event);
 
   config::ProfilePtr profile_;
   session::SessionRouter router_;
@@ -81,12 +103,8 @@ class Interceptor {
   mcp::ToolListEditor tool_list_;
   // Task-augmented tools/call: the task id -> the tool, so tasks/result knows what it answers.
   std::unordered_map<std::string, std::string> task_tools_;
-  std::vector<pipeline::CallRecord> records_;  // of the line being handled
+  std::vector<telemetry::CallEvent> events_;  // of the line being handled
+  CallSink call_sink_;
 };
-
-// One INFO line per rewritten or fetched call (no payloads): the telemetry hook point. `mode`
-// starts the line: "call", or "observe" for what observe mode would have done (final_bytes is
-// then 0: nothing was sent).
-void log_call_record(const pipeline::CallRecord& record, std::string_view mode = "call");
 
 }  // namespace ctxguard::proxy

@@ -3,56 +3,12 @@
 #include <boost/json.hpp>
 
 #include "../config/profile_from.hpp"
-#include "proxy/interceptor.hpp"
-#include "support/json_writer.hpp"
+#include "interceptor_session.hpp"
 
 namespace json = boost::json;
-using ctxguard::proxy::Interceptor;
+using namespace ctxguard::testing;
 using ctxguard::proxy::Verdict;
 using ctxguard::session::Direction;
-
-namespace {
-
-struct Session {
-  ctxguard::cursor::CursorCodec codec{{std::string(32, 's')}, std::chrono::seconds(600)};
-  Interceptor interceptor{ctxguard::config::Profile::of({}), codec};
-
-  Verdict from_client(const json::value& message) {
-    return interceptor.on_line(Direction::kClientToServer, ctxguard::to_json(message),
-                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
-  }
-  Verdict from_server(const json::value& message) {
-    return interceptor.on_line(Direction::kServerToClient, ctxguard::to_json(message),
-                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
-  }
-};
-
-json::object call(json::value id, const char* tool, json::object arguments = {}) {
-  return json::object{
-      {"jsonrpc", "2.0"},
-      {"id", std::move(id)},
-      {"method", "tools/call"},
-      {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}};
-}
-
-json::object big_result(std::size_t rows) {
-  json::array items;
-  for (std::size_t i = 0; i < rows; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
-  return json::object{
-      {"content",
-       json::array{json::object{{"type", "text"},
-                                {"text", ctxguard::to_json(json::object{{"rows", items}})}}}}};
-}
-
-json::object response(json::value id, json::object result) {
-  return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"result", std::move(result)}};
-}
-
-json::value inner_json(const json::value& message) {
-  return json::parse(message.at("result").at("content").at(0).at("text").as_string());
-}
-
-}  // namespace
 
 TEST_CASE("interceptor: a small answer and unknown traffic pass as they came") {
   Session session;

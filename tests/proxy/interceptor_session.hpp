@@ -1,0 +1,65 @@
+#pragma once
+// An Interceptor fed JSON-RPC messages as a client and a server would send them, and builders
+// for those messages (the interceptor tests).
+
+#include <chrono>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "proxy/interceptor.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::testing {
+
+namespace json = boost::json;
+using proxy::Interceptor;
+using proxy::Verdict;
+using session::Direction;
+
+struct Session {
+  ctxguard::cursor::CursorCodec codec{{std::string(32, 's')}, std::chrono::seconds(600)};
+  Interceptor interceptor{ctxguard::config::Profile::of({}), codec};
+  std::vector<telemetry::CallEvent> events;  // what the interceptor recorded
+
+  Session() {
+    interceptor.set_call_sink(
+        [this](telemetry::CallEvent&& event) { events.push_back(std::move(event)); });
+  }
+
+  Verdict from_client(const json::value& message) {
+    return interceptor.on_line(Direction::kClientToServer, ctxguard::to_json(message),
+                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+  }
+  Verdict from_server(const json::value& message) {
+    return interceptor.on_line(Direction::kServerToClient, ctxguard::to_json(message),
+                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+  }
+};
+
+inline json::object call(json::value id, const char* tool, json::object arguments = {}) {
+  return json::object{
+      {"jsonrpc", "2.0"},
+      {"id", std::move(id)},
+      {"method", "tools/call"},
+      {"params", json::object{{"name", tool}, {"arguments", std::move(arguments)}}}};
+}
+
+inline json::object big_result(std::size_t rows) {
+  json::array items;
+  for (std::size_t i = 0; i < rows; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
+  return json::object{
+      {"content",
+       json::array{json::object{{"type", "text"},
+                                {"text", ctxguard::to_json(json::object{{"rows", items}})}}}}};
+}
+
+inline json::object response(json::value id, json::object result) {
+  return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"result", std::move(result)}};
+}
+
+inline json::value inner_json(const json::value& message) {
+  return json::parse(message.at("result").at("content").at(0).at("text").as_string());
+}
+
+}  // namespace ctxguard::testing
