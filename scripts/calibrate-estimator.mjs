@@ -7,6 +7,7 @@
 //     CTXGUARD_ESTIMATE_BIN=../../build/tests/estimate_tokens_cli node --test estimator-accuracy.test.mjs
 //   # 2. the fit (--write replaces the block between COEFFICIENTS-BEGIN/END), then rebuild
 //   node scripts/calibrate-estimator.mjs /tmp/estimator-corpus.jsonl [--write] [--cli <path>]
+//   # (or the committed recording, tests/e2e/corpus/estimator-corpus.jsonl.gz)
 //   # for docs/estimator.md: the current estimate and the seeds' rule against gpt-tokenizer's
 //   # o200k_base (a second, unrelated BPE; nothing is fitted to it)
 //   node scripts/calibrate-estimator.mjs /tmp/estimator-corpus.jsonl --compare-o200k
@@ -35,6 +36,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCE = path.join(REPO, 'lib', 'budget', 'token_weights.hpp');
@@ -168,7 +170,9 @@ function compareO200k(cli, corpus) {
 
 function main() {
   const args = parseArgs(process.argv.slice(2));
-  const corpus = fs.readFileSync(args.corpus, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const raw = fs.readFileSync(args.corpus);
+  const corpus = (args.corpus.endsWith('.gz') ? zlib.gunzipSync(raw) : raw).toString('utf8')
+    .split('\n').filter(Boolean).map((l) => JSON.parse(l));
   if (args.o200k) {
     compareO200k(args.cli, corpus);
     return;

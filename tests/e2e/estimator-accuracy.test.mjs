@@ -14,13 +14,16 @@
 //   CTXGUARD_ESTIMATE_BIN=../../build/tests/estimate_tokens_cli node --test estimator-accuracy.test.mjs
 //
 // CTXGUARD_ESTIMATOR_CORPUS=<file.jsonl> also writes the corpus ({category, source, text,
-// tokens}) for scripts/calibrate-estimator.mjs.
+// tokens}) for scripts/calibrate-estimator.mjs and scripts/estimator-accuracy.mjs; a name ending
+// in .gz writes it gzip-compressed (level 9, no name or time in the header: the same bytes for
+// the same samples), as tests/e2e/corpus/estimator-corpus.jsonl.gz is made.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import { getTokenizer } from '@anthropic-ai/tokenizer';
 
@@ -476,7 +479,8 @@ describe('token estimator vs @anthropic-ai/tokenizer on real MCP outputs', { ski
     }));
     const corpusOut = process.env.CTXGUARD_ESTIMATOR_CORPUS;
     if (corpusOut) {
-      fs.writeFileSync(corpusOut, rows.map((r) => JSON.stringify({ category: r.category, source: r.source, tokens: r.tokens, text: r.text })).join('\n') + '\n');
+      const lines = rows.map((r) => JSON.stringify({ category: r.category, source: r.source, tokens: r.tokens, text: r.text })).join('\n') + '\n';
+      fs.writeFileSync(corpusOut, corpusOut.endsWith('.gz') ? zlib.gzipSync(lines, { level: 9 }) : lines);
     }
     const totalBytes = rows.reduce((a, r) => a + r.bytes, 0);
     console.log(`corpus: ${rows.length} samples, ${(totalBytes / 1024 / 1024).toFixed(2)} MiB `
