@@ -19,9 +19,8 @@ namespace json = boost::json;
 
 // Shares and averages to 2 decimals, latencies to 3 (microseconds, as the records have them):
 // the machine formats stay stable instead of printing float noise.
-double round_to(double value, double scale) { return std::round(value * scale) / scale; }
-double percent(double value) { return round_to(value, 100.0); }
-double ms(double value) { return round_to(value, 1000.0); }
+double hundredths(double value) { return std::round(value * 100.0) / 100.0; }
+double ms(double value) { return std::round(value * 1000.0) / 1000.0; }
 
 json::value optional_ms(const std::optional<double>& value) {
   return value ? json::value(ms(*value)) : json::value(nullptr);
@@ -41,16 +40,16 @@ void add_group_json(json::object& object, const GroupStats& stats) {
   object["calls"] = stats.calls;
   object["server_calls"] = stats.server_calls;
   object["rewritten"] = stats.rewritten;
-  object["rewritten_pct"] = percent(stats.rewritten_percent());
+  object["rewritten_pct"] = hundredths(stats.rewritten_percent());
   object["over_budget"] = stats.over_budget;
-  object["over_budget_pct"] = percent(stats.over_budget_percent());
+  object["over_budget_pct"] = hundredths(stats.over_budget_percent());
   object["tokens_in"] = stats.tokens_in;
   object["tokens_out"] = stats.tokens_out;
   object["tokens_saved"] = stats.tokens_saved();
-  object["saved_pct"] = percent(stats.saved_percent());
+  object["saved_pct"] = hundredths(stats.saved_percent());
   object["bytes_in"] = stats.bytes_in;
   object["bytes_out"] = stats.bytes_out;
-  object["avg_tokens_out"] = percent(stats.average_tokens_out());
+  object["avg_tokens_out"] = hundredths(stats.average_tokens_out());
   object["proxy_ms"] = latency_json(stats.proxy);
   object["server_ms"] = latency_json(stats.server);
   object["fetches"] = stats.fetches;
@@ -63,7 +62,7 @@ void add_observe_json(json::object& object, const ObserveStats& stats) {
   object["tokens_in"] = stats.tokens_in;
   object["tokens_out"] = stats.tokens_out;
   object["tokens_saved"] = stats.tokens_saved();
-  object["saved_pct"] = percent(stats.saved_percent());
+  object["saved_pct"] = hundredths(stats.saved_percent());
 }
 
 json::value optional_time(const std::optional<TimePoint>& time) {
@@ -108,11 +107,15 @@ std::string table_ms(const std::optional<double>& value) {
 
 std::string table_percent(double value) { return fmt::format("{:.1f}%", value); }
 
-// Tool names come from the server: long ones are cut so one cannot stretch the whole table.
+// Tool names come from the server: long ones are cut so one cannot stretch the whole table, and
+// control characters shown as '?' so one cannot break its lines.
 std::string table_name(std::string_view name) {
   constexpr std::size_t kWidest = 40;
-  if (name.size() <= kWidest) return std::string(name);
-  return std::string(name.substr(0, kWidest - 3)) + "...";
+  std::string shown(name.size() <= kWidest ? name : name.substr(0, kWidest - 3));
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return name.size() <= kWidest ? shown : shown + "...";
 }
 
 std::vector<std::string> group_header(std::string first) {
@@ -227,8 +230,8 @@ std::string format_csv(const StatsReport& report) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        csv_field(group.key.tool), to_string(group.key.outcome), s.calls,
                        s.server_calls, s.rewritten, s.over_budget, s.tokens_in, s.tokens_out,
-                       s.tokens_saved(), percent(s.saved_percent()), s.bytes_in, s.bytes_out,
-                       percent(s.average_tokens_out()), csv_ms(s.proxy.p50_ms),
+                       s.tokens_saved(), hundredths(s.saved_percent()), s.bytes_in, s.bytes_out,
+                       hundredths(s.average_tokens_out()), csv_ms(s.proxy.p50_ms),
                        csv_ms(s.proxy.p95_ms), csv_ms(s.proxy.max_ms), csv_ms(s.server.p50_ms),
                        csv_ms(s.server.p95_ms), csv_ms(s.server.max_ms), s.fetches, s.fetch_errors);
   }

@@ -307,6 +307,17 @@ TEST_CASE("stats: CSV has one header and one row per tool and outcome, tool name
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 10);
 }
 
+TEST_CASE("stats: a server's odd tool name cannot break the table's lines or the CSV's fields") {
+  CallEvent event;
+  event.time = at("2026-11-22T10:00:00Z");
+  event.tool = "say \"hi\",\nnow";
+  StatsAccumulator accumulator;
+  accumulator.add(event);
+  const StatsReport report = accumulator.report();
+  CHECK_THAT(format_table(report), Catch::Contains("\n  say \"hi\",?now "));
+  CHECK_THAT(format_csv(report), Catch::Contains("\n\"say \"\"hi\"\",\nnow\",passthrough,1,"));
+}
+
 TEST_CASE("stats: the table has the summary block and the per-tool and per-outcome tables") {
   const std::string table = format_table(report_of());
   for (const char* line : {
