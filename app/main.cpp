@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -17,12 +19,22 @@
 #include "proxy/child_process.hpp"
 #include "proxy/proxy.hpp"
 #include "support/logging.hpp"
+#include "telemetry/stats_command.hpp"
 
 namespace {
 
 int run(int argc, char** argv) {
   using namespace ctxguard;
   proxy::ensure_standard_descriptors();
+  // A report, not the proxy: it keeps the default SIGPIPE so `ctxguard stats f | head` ends
+  // quietly, like any filter.
+  if (argc >= 2 && std::string_view(argv[1]) == "stats") {
+    // Only iostreams from here on; unsynced, `ctxguard stats -` reads stdin several times faster.
+    std::ios_base::sync_with_stdio(false);
+    return telemetry::run_stats(
+        std::span<const char* const>(argv + 2, static_cast<std::size_t>(argc - 2)), std::cin,
+        std::cout, std::cerr);
+  }
   proxy::ignore_sigpipe();
 
   auto parsed = config::parse_command_line(std::span<const char* const>(argv, argc));

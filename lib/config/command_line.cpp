@@ -212,7 +212,9 @@ std::string help_text() {
       << option_table() << "\n"
       << setting_options() << "\n"
       << "Example (claude_desktop_config.json \"command\"/\"args\"):\n"
-      << "  ctxguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir\n";
+      << "  ctxguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir\n\n"
+      << "Reports from telemetry files: ctxguard stats [options] FILE... (see ctxguard stats "
+         "--help)\n";
   return out.str();
 }
 

@@ -1,0 +1,279 @@
+#include "telemetry/stats_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "support/glob.hpp"
+
+namespace ctxguard::telemetry {
+namespace {
+
+double milliseconds(std::chrono::nanoseconds value) {
+  return std::chrono::duration<double, std::milli>(value).count();
+}
+
+double percent_of(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+std::int64_t difference(std::uint64_t in, std::uint64_t out) {
+  return static_cast<std::int64_t>(in) - static_cast<std::int64_t>(out);
+}
+
+bool is_blank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The sums of `from` added to `into`; latency summaries are taken from samples, not summed.
+void add_sums(GroupStats& into, const GroupStats& from) {
+  into.calls += from.calls;
+  into.server_calls += from.server_calls;
+  into.rewritten += from.rewritten;
+  into.over_budget += from.over_budget;
+  into.tokens_in += from.tokens_in;
+  into.tokens_out += from.tokens_out;
+  into.bytes_in += from.bytes_in;
+  into.bytes_out += from.bytes_out;
+  into.fetches += from.fetches;
+  into.fetch_errors += from.fetch_errors;
+  for (const auto& [reason, count] : from.fetch_errors_by_reason) {
+    into.fetch_errors_by_reason[reason] += count;
+  }
+}
+
+LatencySummary summarize(std::vector<double>& samples) {
+  LatencySummary summary;
+  summary.samples = samples.size();
+  summary.p50_ms = nearest_rank(samples, 50);
+  summary.p95_ms = nearest_rank(samples, 95);
+  summary.max_ms = nearest_rank(samples, 100);
+  return summary;
+}
+
+// Builds one coarser group from several buckets: sums added, samples pooled for the percentiles.
+class GroupBuilder {
+ public:
+  template <class Bucket>
+  void add(const Bucket& bucket) {
+    add_sums(stats_, bucket.sums);
+    proxy_ms_.insert(proxy_ms_.end(), bucket.proxy_ms.begin(), bucket.proxy_ms.end());
+    server_ms_.insert(server_ms_.end(), bucket.server_ms.begin(), bucket.server_ms.end());
+  }
+
+  GroupStats finish() {
+    stats_.proxy = summarize(proxy_ms_);
+    stats_.server = summarize(server_ms_);
+    return std::move(stats_);
+  }
+
+ private:
+  GroupStats stats_;
+  std::vector<double> proxy_ms_;
+  std::vector<double> server_ms_;
+};
+
+}  // namespace
+
+bool StatsFilter::matches(const CallEvent& event) const {
+  if (since && event.time < *since) return false;
+  if (until && event.time >= *until) return false;
+  if (!kinds.empty() && std::find(kinds.begin(), kinds.end(), event.kind) == kinds.end()) {
+    return false;
+  }
+  if (!outcomes.empty() &&
+      std::find(outcomes.begin(), outcomes.end(), event.outcome) == outcomes.end()) {
+    return false;
+  }
+  return tool_globs.empty() ||
+         std::any_of(tool_globs.begin(), tool_globs.end(),
+                     [&](const std::string& glob) { return glob_matches(glob, event.tool); });
+}
+
+std::optional<TimePoint> parse_time_bound(std::string_view text, TimePoint now) {
+  // A whole number of at most 9 digits (from_chars cannot overflow) and one unit letter.
+  if (text.size() >= 2 && text.size() <= 10 &&
+      std::all_of(text.begin(), text.end() - 1,
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+    std::int64_t count = 0;
+    std::from_chars(text.data(), text.data() + text.size() - 1, count);
+    std::int64_t seconds_per_unit = 0;
+    switch (text.back()) {
+      case 's':
+        seconds_per_unit = 1;
+        break;
+      case 'm':
+        seconds_per_unit = 60;
+        break;
+      case 'h':
+        seconds_per_unit = 3600;
+        break;
+      case 'd':
+        seconds_per_unit = 86400;
+        break;
+      default:
+        return std::nullopt;
+    }
+    // system_clock counts nanoseconds in 64 bits: about 292 years either side of 1970.
+    constexpr std::int64_t kLongestSeconds = std::int64_t{100} * 366 * 86400;
+    if (count > kLongestSeconds / seconds_per_unit) return std::nullopt;
+    return now - std::chrono::seconds(count * seconds_per_unit);
+  }
+  return parse_time(text);
+}
+
+std::optional<double> nearest_rank(std::vector<double>& samples, double percent) {
+  if (samples.empty()) return std::nullopt;
+  // percent * n is exact for whole percents, so 95% of 20 samples is rank 19, not 20.
+  const double exact = percent * static_cast<double>(samples.size()) / 100.0;
+  const auto rank =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(exact)), 1, samples.size());
+  const auto nth = samples.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+  std::nth_element(samples.begin(), nth, samples.end());
+  return *nth;
+}
+
+std::int64_t GroupStats::tokens_saved() const { return difference(tokens_in, tokens_out); }
+double GroupStats::saved_percent() const {
+  return percent_of(static_cast<double>(tokens_saved()), static_cast<double>(tokens_in));
+}
+double GroupStats::rewritten_percent() const {
+  return percent_of(static_cast<double>(rewritten), static_cast<double>(server_calls));
+}
+double GroupStats::over_budget_percent() const {
+  return percent_of(static_cast<double>(over_budget), static_cast<double>(server_calls));
+}
+double GroupStats::average_tokens_out() const {
+  return calls > 0 ? static_cast<double>(tokens_out) / static_cast<double>(calls) : 0.0;
+}
+
+std::int64_t ObserveStats::tokens_saved() const { return difference(tokens_in, tokens_out); }
+double ObserveStats::saved_percent() const {
+  return percent_of(static_cast<double>(tokens_saved()), static_cast<double>(tokens_in));
+}
+
+StatsAccumulator::StatsAccumulator(StatsFilter filter) : filter_(std::move(filter)) {}
+
+bool StatsAccumulator::add(const CallEvent& event) {
+  ++records_read_;
+  if (!filter_.matches(event)) return false;
+  ++records_matched_;
+  if (!first_time_ || event.time < *first_time_) first_time_ = event.time;
+  if (!last_time_ || event.time > *last_time_) last_time_ = event.time;
+
+  if (event.observed) {
+    auto found = observed_.find(event.tool);
+    if (found == observed_.end()) found = observed_.emplace(event.tool, ObserveStats{}).first;
+    ++found->second.calls;
+    found->second.tokens_in += event.original_tokens;
+    found->second.tokens_out += event.final_tokens;
+    return true;
+  }
+
+  auto found = tools_.find(event.tool);
+  if (found == tools_.end()) found = tools_.emplace(event.tool, ToolBuckets{}).first;
+  Bucket& bucket = found->second[static_cast<std::size_t>(event.outcome)];
+  GroupStats& sums = bucket.sums;
+  ++sums.calls;
+  if (event.kind == CallKind::kFetch) {
+    ++sums.fetches;
+    if (event.outcome == Outcome::kFetchFailed) {
+      ++sums.fetch_errors;
+      ++sums.fetch_errors_by_reason[event.error.empty() ? "unknown" : event.error];
+    }
+  } else {
+    ++sums.server_calls;
+    if (event.outcome != Outcome::kPassthrough && event.outcome != Outcome::kError) {
+      ++sums.rewritten;
+    }
+  }
+  if (event.over_budget) ++sums.over_budget;
+  sums.tokens_in += event.original_tokens;
+  sums.tokens_out += event.final_tokens;
+  sums.bytes_in += event.original_bytes;
+  sums.bytes_out += event.final_bytes;
+  bucket.proxy_ms.push_back(milliseconds(event.proxy_latency));
+  if (event.server_latency) bucket.server_ms.push_back(milliseconds(*event.server_latency));
+  return true;
+}
+
+void StatsAccumulator::skip(std::string_view where, std::string_view reason) {
+  if (skipped_.count++ == 0) skipped_.first = std::string(where) + ": " + std::string(reason);
+}
+
+StatsReport StatsAccumulator::report() {
+  StatsReport report;
+  report.records_read = records_read_;
+  report.records_matched = records_matched_;
+  report.skipped = skipped_;
+  report.first_time = first_time_;
+  report.last_time = last_time_;
+
+  GroupBuilder total;
+  std::array<GroupBuilder, std::size(kAllOutcomes)> by_outcome;
+  for (auto& [tool, buckets] : tools_) {
+    GroupBuilder by_tool;
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      Bucket& bucket = buckets[i];
+      if (bucket.sums.calls == 0) continue;
+      total.add(bucket);
+      by_tool.add(bucket);
+      by_outcome[i].add(bucket);
+      GroupStats group = bucket.sums;
+      group.proxy = summarize(bucket.proxy_ms);
+      group.server = summarize(bucket.server_ms);
+      report.groups.push_back({{tool, kAllOutcomes[i]}, std::move(group)});
+    }
+    report.tools.push_back({tool, by_tool.finish()});
+  }
+  report.total = total.finish();
+  for (std::size_t i = 0; i < by_outcome.size(); ++i) {
+    GroupStats stats = by_outcome[i].finish();
+    if (stats.calls > 0) report.outcomes.push_back({kAllOutcomes[i], std::move(stats)});
+  }
+  // Most saved first; ties by name, so the order is stable.
+  std::sort(report.tools.begin(), report.tools.end(), [](const ToolStats& a, const ToolStats& b) {
+    const auto saved_a = a.stats.tokens_saved();
+    const auto saved_b = b.stats.tokens_saved();
+    return saved_a != saved_b ? saved_a > saved_b : a.tool < b.tool;
+  });
+
+  for (const auto& [tool, stats] : observed_) {
+    report.observe.calls += stats.calls;
+    report.observe.tokens_in += stats.tokens_in;
+    report.observe.tokens_out += stats.tokens_out;
+    report.observed.push_back({tool, stats});
+  }
+  std::stable_sort(report.observed.begin(), report.observed.end(),
+                   [](const ToolObserveStats& a, const ToolObserveStats& b) {
+                     return a.stats.tokens_saved() > b.stats.tokens_saved();
+                   });
+  return report;
+}
+
+bool read_call_records(std::istream& in, std::string_view name, StatsAccumulator& into) {
+  // Enough of a bad line to recognise it, never the whole of it.
+  constexpr std::size_t kExcerpt = 40;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string_view text = line;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    if (is_blank(text)) continue;
+    auto event = parse_call_event(text);
+    if (event) {
+      into.add(*event);
+      continue;
+    }
+    std::string reason = event.error().message();
+    reason += ": ";
+    reason += text.substr(0, kExcerpt);
+    if (text.size() > kExcerpt) reason += "...";
+    into.skip(std::string(name) + ":" + std::to_string(number), reason);
+  }
+  return !in.bad();
+}
+
+}  // namespace ctxguard::telemetry
