@@ -6,7 +6,7 @@ using boost::asio::ip::tcp;
 using namespace ctxguard::proxy;
 
 TEST_CASE(
-    "listen address: a port alone is loopback; addresses, brackets and localhost are read "
+    "listen address: a port alone is loopback, and addresses, brackets and localhost are read "
     "without DNS") {
   const auto parsed = [](std::string_view text) {
     const auto result = parse_listen_address(text);

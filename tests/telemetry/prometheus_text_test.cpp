@@ -103,7 +103,7 @@ TEST_CASE("prometheus text: a sample without labels has no braces") {
 }
 
 TEST_CASE(
-    "prometheus text: label values escape backslash, quote and newline; HELP escapes "
+    "prometheus text: label values escape backslash, quote and newline, HELP escapes "
     "backslash and newline only") {
   PrometheusText text;
   text.family("x_total", MetricType::kCounter, "a \"b\" c\\d\ne");
