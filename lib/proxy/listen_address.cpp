@@ -1,0 +1,97 @@
+#include "proxy/listen_address.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ctxguard::proxy {
+namespace {
+
+namespace ip = boost::asio::ip;
+
+constexpr std::string_view kForm = "expected PORT or ADDRESS:PORT, as in 9464 or 127.0.0.1:9464";
+
+std::string problem(std::string_view text, std::string_view why) {
+  std::string message = "invalid listen address '";
+  message += text;
+  message += "': ";
+  message += why;
+  return message;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_localhost(std::string_view host) {
+  constexpr std::string_view kLocalhost = "localhost";
+  return host.size() == kLocalhost.size() &&
+         std::equal(host.begin(), host.end(), kLocalhost.begin(), [](char a, char b) {
+           return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b;
+         });
+}
+
+}  // namespace
+
+std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text) {
+  std::string_view host;
+  std::string_view port;
+  bool bracketed = false;
+  if (text.empty()) return problem(text, kForm);
+  if (text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) return problem(text, "missing ']' after the IPv6 address");
+    host = text.substr(1, close - 1);
+    const std::string_view rest = text.substr(close + 1);
+    if (rest.empty() || rest.front() != ':') return problem(text, "expected ':PORT' after ']'");
+    port = rest.substr(1);
+    bracketed = true;
+  } else if (const std::size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      return problem(text, "an IPv6 address goes in brackets, as in [::1]:9464");
+    }
+    if (host.empty()) {
+      return problem(text,
+                     "name the address before ':' (127.0.0.1 for this machine only, 0.0.0.0 for "
+                     "every interface) or give the port alone");
+    }
+  } else if (all_digits(text)) {
+    port = text;
+  } else {
+    return problem(text, kForm);
+  }
+
+  if (port.empty()) return problem(text, "the port is missing");
+  unsigned number = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+  if (!all_digits(port) || error != std::errc() || end != port.data() + port.size() ||
+      number > 65535) {
+    return problem(text, "the port must be a number from 0 to 65535");
+  }
+
+  ListenAddress result{ip::address_v4::loopback(), static_cast<std::uint16_t>(number)};
+  if (host.empty() && !bracketed) return result;  // the port alone: this machine only
+  if (!bracketed && is_localhost(host)) return result;
+  boost::system::error_code parse_error;
+  result.address = ip::make_address(std::string(host), parse_error);
+  if (parse_error) {
+    return problem(text, "'" + std::string(host) +
+                             "' is not an IP address (no host names are looked up but localhost)");
+  }
+  if (bracketed && !result.address.is_v6()) {
+    return problem(text, "only IPv6 addresses go in brackets");
+  }
+  return result;
+}
+
+std::string to_string(const ip::tcp::endpoint& endpoint) {
+  const ip::address address = endpoint.address();
+  std::string text = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  text += ':';
+  text += std::to_string(endpoint.port());
+  return text;
+}
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,28 @@
+#pragma once
+// Where --metrics-listen binds: "PORT" or "ADDRESS:PORT", parsed without any DNS lookup.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+namespace ctxguard::proxy {
+
+struct ListenAddress {
+  boost::asio::ip::address address;
+  std::uint16_t port = 0;
+};
+
+// "9464" -> 127.0.0.1:9464 (loopback unless an address is named), "127.0.0.1:0" (any free port),
+// "[::1]:9464", "0.0.0.0:9464", "localhost:9464" -> 127.0.0.1:9464. Any other host name is
+// refused (no DNS), as are unbracketed IPv6 addresses and ":9464" (which some tools read as all
+// interfaces). On failure, the text quotes the input and says what is wrong.
+std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text);
+
+// "127.0.0.1:9464", "[::1]:9464".
+std::string to_string(const boost::asio::ip::tcp::endpoint& endpoint);
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,56 @@
+#include "proxy/listen_address.hpp"
+
+#include <catch2/catch.hpp>
+
+using boost::asio::ip::tcp;
+using namespace ctxguard::proxy;
+
+TEST_CASE(
+    "listen address: a port alone is loopback, and addresses, brackets and localhost are read "
+    "without DNS") {
+  const auto parsed = [](std::string_view text) {
+    const auto result = parse_listen_address(text);
+    INFO(text << ": "
+              << (std::holds_alternative<std::string>(result) ? std::get<std::string>(result)
+                                                              : std::string()));
+    REQUIRE(std::holds_alternative<ListenAddress>(result));
+    const auto& address = std::get<ListenAddress>(result);
+    return to_string(tcp::endpoint(address.address, address.port));
+  };
+  CHECK(parsed("9464") == "127.0.0.1:9464");
+  CHECK(parsed("127.0.0.1:0") == "127.0.0.1:0");
+  CHECK(parsed("[::1]:9464") == "[::1]:9464");
+  CHECK(parsed("[::]:80") == "[::]:80");
+  CHECK(parsed("0.0.0.0:9464") == "0.0.0.0:9464");
+  CHECK(parsed("localhost:9464") == "127.0.0.1:9464");
+  CHECK(parsed("LocalHost:65535") == "127.0.0.1:65535");
+  CHECK(parsed("10.1.2.3:09464") == "10.1.2.3:9464");
+}
+
+TEST_CASE("listen address: malformed text is refused with a reason that quotes it") {
+  const auto error = [](std::string_view text) {
+    const auto result = parse_listen_address(text);
+    REQUIRE(std::holds_alternative<std::string>(result));
+    std::string message = std::get<std::string>(result);
+    CHECK(message.find("'" + std::string(text) + "'") != std::string::npos);
+    return message;
+  };
+  CHECK_THAT(error("abc"), Catch::Contains("PORT or ADDRESS:PORT"));
+  CHECK_THAT(error(""), Catch::Contains("PORT or ADDRESS:PORT"));
+  CHECK_THAT(error(" 9464"), Catch::Contains("PORT or ADDRESS:PORT"));
+  CHECK_THAT(error("70000"), Catch::Contains("0 to 65535"));
+  CHECK_THAT(error("1.2.3.4:65536"), Catch::Contains("0 to 65535"));
+  CHECK_THAT(error("1.2.3.4:99999999999999999999"), Catch::Contains("0 to 65535"));
+  CHECK_THAT(error("1.2.3.4:-1"), Catch::Contains("0 to 65535"));
+  CHECK_THAT(error("1.2.3.4:+1"), Catch::Contains("0 to 65535"));
+  CHECK_THAT(error("1.2.3.4:"), Catch::Contains("port is missing"));
+  CHECK_THAT(error("[::1"), Catch::Contains("missing ']'"));
+  CHECK_THAT(error("[::1]"), Catch::Contains("':PORT'"));
+  CHECK_THAT(error("[::1]9464"), Catch::Contains("':PORT'"));
+  CHECK_THAT(error("::1:9464"), Catch::Contains("brackets"));
+  CHECK_THAT(error(":9464"), Catch::Contains("name the address"));
+  CHECK_THAT(error("example.com:80"), Catch::Contains("not an IP address"));
+  CHECK_THAT(error("1.2.3:80"), Catch::Contains("not an IP address"));
+  CHECK_THAT(error("[127.0.0.1]:80"), Catch::Contains("only IPv6"));
+  CHECK_THAT(error("[localhost]:80"), Catch::Contains("not an IP address"));
+}
