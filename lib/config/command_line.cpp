@@ -91,10 +91,51 @@ po::options_description setting_options() {
   return options;
 }
 
+po::options_description telemetry_options() {
+  const TelemetrySettings defaults;
+  po::options_description options("Telemetry (docs/telemetry.md; all off by default)");
+  // clang-format off
+  options.add_options()
+    ("telemetry-file", po::value<std::string>()->value_name("FILE"),
+     "append one JSON line per tool call to FILE: sizes, decisions and timings, never payloads "
+     "(also $CTXGUARD_TELEMETRY_FILE; reopened on SIGHUP; read it with `ctxguard stats FILE`)")
+    ("telemetry-queue", po::value<std::size_t>()->default_value(defaults.queue_lines),
+     "records waiting for the disk before new ones are dropped (and counted)")
+    ("metrics-listen", po::value<std::string>()->value_name("[ADDR:]PORT"),
+     "serve /metrics (Prometheus text format) and /health (JSON) over HTTP on ADDR:PORT; "
+     "ADDR is 127.0.0.1 unless given (also $CTXGUARD_METRICS_LISTEN)")
+    ("metrics-linger", po::value<double>()->default_value(0),
+     "seconds /metrics and /health stay up after the server exits (the client's stream is "
+     "closed at once)");
+  // clang-format on
+  return options;
+}
+
 po::options_description all_options() {
   po::options_description options;
-  options.add(option_table()).add(setting_options());
+  options.add(option_table()).add(telemetry_options()).add(setting_options());
   return options;
+}
+
+std::optional<UsageError> read_telemetry(const po::variables_map& vm,
+                                         const Environment& environment,
+                                         TelemetrySettings& telemetry) {
+  const auto flag_or_variable = [&](const char* flag,
+                                    const char* variable) -> std::optional<std::string> {
+    if (vm.count(flag)) return vm[flag].as<std::string>();
+    if (const char* value = environment(variable); value != nullptr && *value != '\0') {
+      return std::string(value);
+    }
+    return std::nullopt;
+  };
+  telemetry.file = flag_or_variable("telemetry-file", "CTXGUARD_TELEMETRY_FILE");
+  if (telemetry.file && telemetry.file->empty()) return UsageError{"--telemetry-file is empty"};
+  telemetry.metrics_listen = flag_or_variable("metrics-listen", "CTXGUARD_METRICS_LISTEN");
+  telemetry.queue_lines = vm["telemetry-queue"].as<std::size_t>();
+  if (telemetry.queue_lines < 1 || telemetry.queue_lines > 1'000'000) {
+    return UsageError{"--telemetry-queue must be from 1 to 1000000"};
+  }
+  return std::nullopt;
 }
 
 std::variant<std::chrono::milliseconds, UsageError> seconds_option(const po::variables_map& vm,
@@ -210,6 +251,7 @@ std::string help_text() {
   out << "ctxguard keeps MCP tool results within a model's context budget.\n\n"
       << kUsage << "\n\n"
       << option_table() << "\n"
+      << telemetry_options() << "\n"
       << setting_options() << "\n"
       << "Example (claude_desktop_config.json \"command\"/\"args\"):\n"
       << "  ctxguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir\n\n"
@@ -259,7 +301,8 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   if (vm.count("log-file")) settings.log.file = vm["log-file"].as<std::string>();
 
   for (auto [name, target] : {std::pair{"shutdown-timeout", &settings.lifecycle.shutdown_timeout},
-                              std::pair{"kill-timeout", &settings.lifecycle.kill_timeout}}) {
+                              std::pair{"kill-timeout", &settings.lifecycle.kill_timeout},
+                              std::pair{"metrics-linger", &settings.telemetry.metrics_linger}}) {
     auto value = seconds_option(vm, name);
     if (auto* error = std::get_if<UsageError>(&value)) return std::move(*error);
     *target = std::get<std::chrono::milliseconds>(value);
@@ -269,6 +312,7 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     return UsageError{"--max-message-bytes must be at least 1024"};
   }
 
+  if (auto error = read_telemetry(vm, environment, settings.telemetry)) return std::move(*error);
   if (auto error = read_settings(vm, environment, command_line.sources)) return std::move(*error);
   if (vm.count("check-config")) {
     command_line.sources.file_path = vm["check-config"].as<std::string>();

@@ -81,11 +81,21 @@ inline BudgetSettings planning_budget(BudgetSettings budget) {
   return budget;
 }
 
+// Telemetry (US5, FR-029..032): all off unless asked for.
+struct TelemetrySettings {
+  std::optional<std::string> file;  // one JSON line per call (docs/telemetry.md)
+  std::size_t queue_lines = 8192;   // records waiting for the disk; more are dropped and counted
+  std::optional<std::string> metrics_listen;  // "[ADDR:]PORT" for /metrics and /health
+  // After the server exits: how long /metrics and /health stay up (the client is told at once).
+  std::chrono::milliseconds metrics_linger{0};
+};
+
 struct Settings {
   std::vector<std::string> server_command;  // argv of the MCP server; [0] is looked up on PATH
   LogSettings log;
   LifecycleSettings lifecycle;
   BudgetSettings budget;
+  TelemetrySettings telemetry;
   std::size_t max_message_bytes = std::size_t{256} << 20;  // longer lines are refused
 };
 

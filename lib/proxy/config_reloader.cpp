@@ -125,6 +125,7 @@ void ConfigReloader::finish_reload(
     spdlog::error("configuration {} refused ({}): {} problem(s); the running configuration stays",
                   path, why, errors->size());
     for (const std::string& error : *errors) spdlog::error("  {}", error);
+    ++refused_;
   } else {
     const config::ProfilePtr& profile = std::get<config::ProfilePtr>(result);
     for (const std::string& note : profile->notes()) spdlog::warn("{}: {}", path, note);

@@ -50,7 +50,9 @@ class ConfigReloader {
   // Reloads now, whatever the file's stamp says (SIGHUP).
   void reload_now(std::string_view why);
 
+  // Reloads that changed the running configuration, and files refused (io thread).
   std::uint64_t reloads_applied() const { return applied_; }
+  std::uint64_t reloads_refused() const { return refused_; }
 
  private:
   // What stat() says of the file; equal stamps mean an unchanged file (as far as a poll can see).
@@ -83,6 +85,7 @@ class ConfigReloader {
   std::string pending_;   // why to reload again once it is back (a change came meanwhile)
   bool missing_logged_ = false;
   std::uint64_t applied_ = 0;
+  std::uint64_t refused_ = 0;
   // Work posted back from the worker checks this: the reloader may be gone by then.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -292,7 +292,7 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(asio::io_context& io
   if (!error) state->acceptor.bind(endpoint, error);
   if (!error) state->acceptor.listen(asio::socket_base::max_listen_connections, error);
   if (error) return std::error_code(error);
-  spdlog::info("metrics server listening on {}", to_string(state->acceptor.local_endpoint()));
+  spdlog::debug("metrics server listening on {}", to_string(state->acceptor.local_endpoint()));
   asio::co_spawn(io, accept_connections(state), [](const std::exception_ptr& failure) {
     log_failure("the accept loop", failure);
   });

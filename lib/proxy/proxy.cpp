@@ -23,8 +23,11 @@
 #include "proxy/config_reloader.hpp"
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
+#include "proxy/metrics_server.hpp"
 #include "proxy/stdio_streams.hpp"
 #include "spill/spill_file.hpp"
+#include "telemetry/call_telemetry.hpp"
+#include "telemetry/status_pages.hpp"
 
 namespace ctxguard::proxy {
 namespace {
@@ -48,9 +51,11 @@ class Session {
  public:
   Session(asio::io_context& io, const config::Settings& settings,
           const config::ConfigSources& sources, const config::ProfilePtr& profile,
-          asio::signal_set& signals, ChildProcess child, const cursor::CursorCodec& codec)
+          asio::signal_set& signals, ChildProcess child, const cursor::CursorCodec& codec,
+          std::unique_ptr<telemetry::RecordWriter> record_file)
       : io_(io),
         settings_(settings),
+        telemetry_(std::move(record_file)),
         interceptor_(profile, codec),
         reloader_(io, sources, profile,
                   [this](config::ProfilePtr next) { apply_profile(std::move(next)); }),
@@ -64,7 +69,30 @@ class Session {
 
   Interceptor& interceptor() { return interceptor_; }
 
+  // /metrics, /health (and an index at /) for the --metrics-listen endpoint.
+  HttpAnswer http(std::string_view target) const {
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path == "/metrics") {
+      return {200, "text/plain; version=0.0.4; charset=utf-8",
+              telemetry::metrics_page(telemetry_.traffic(), status())};
+    }
+    if (path == "/health") {
+      telemetry::HealthPage page = telemetry::health_page(telemetry_.traffic(), status());
+      return {page.status, "application/json", std::move(page.body)};
+    }
+    if (path == "/") return {200, "text/plain; charset=utf-8", "ctxguard: /metrics /health\n"};
+    return {404, "text/plain; charset=utf-8", "not found: try /metrics or /health\n"};
+  }
+
+  // The end of a lingering session (SIGINT/SIGTERM while /metrics stays up).
+  void stop_lingering() {
+    if (linger_timer_ != nullptr) linger_timer_->cancel();
+  }
+
   void start() {
+    interceptor_.set_call_sink([this](telemetry::CallEvent&& event) {
+      telemetry_.record(std::move(event), std::chrono::steady_clock::now());
+    });
     spawn(pump(Direction::kClientToServer, stdio_.in()));
     spawn(pump(Direction::kServerToClient, server_out_));
     spawn(write_to_server());
@@ -72,6 +100,29 @@ class Session {
     spawn(watch_signals());
     reloader_.start();
     check_child();  // it may have exited before the first SIGCHLD could be seen
+  }
+
+  telemetry::ProcessStatus status() const {
+    telemetry::ProcessStatus status;
+    status.version = CTXGUARD_VERSION;
+    status.started = started_wall_;
+    status.uptime = std::chrono::steady_clock::now() - started_;
+    status.server_pid = child_.pid();
+    status.server_running = !child_.exit_status().has_value();
+    if (!status.server_running) status.server_exit = child_.exit_status()->describe();
+    status.client_connected = !client_gone_;
+    status.cache = interceptor_.cache().stats();
+    status.cache_max_bytes = interceptor_.cache().max_bytes();
+    status.reloads_applied = reloader_.reloads_applied();
+    status.reloads_refused = reloader_.reloads_refused();
+    if (telemetry_.file() != nullptr) status.telemetry_file = telemetry_.file()->counters();
+    status.messages_from_client = messages_from_client_;
+    status.messages_from_server = messages_from_server_;
+    status.oversized_lines_dropped = oversized_lines_dropped_;
+    status.oversize_alarm = telemetry_.alarm().options();
+    status.oversize_window = telemetry_.alarm().current(std::chrono::steady_clock::now());
+    status.oversize_alerts = telemetry_.alarm().alerts();
+    return status;
   }
 
   int exit_status() const {
@@ -148,8 +199,10 @@ class Session {
     if (line.event == jsonrpc::LineFramer::Event::kOversized) {
       spdlog::error("dropped a line from the {} longer than --max-message-bytes ({} bytes)",
                     sender(direction), settings_.max_message_bytes);
+      ++oversized_lines_dropped_;
       co_return;
     }
+    ++(direction == Direction::kClientToServer ? messages_from_client_ : messages_from_server_);
     Verdict verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
                                            std::chrono::system_clock::now());
     if (verdict.action == Verdict::Action::kReply) {
@@ -185,12 +238,17 @@ class Session {
           break;
         case SIGINT:
         case SIGTERM:
+          if (finishing_) {
+            stop_lingering();
+            break;
+          }
           spdlog::info("received {}; passing it to the server", ::strsignal(signal));
           child_.signal_group(signal);
           spawn(stop_server(settings_.lifecycle.kill_timeout));
           break;
         case SIGHUP:
           reloader_.reload_now("received SIGHUP");
+          if (telemetry_.file() != nullptr) telemetry_.file()->reopen();  // after logrotate
           break;
         default:
           break;
@@ -300,23 +358,42 @@ class Session {
     }
     to_client_.close();
     co_await to_client_.wait_done();
+    delivered_ = true;
     if (child_.group_alive()) {
       // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.
       child_.signal_group(SIGKILL);
       co_await wait_for_server(milliseconds(1000));
     }
+    co_await linger();
     io_.stop();
+  }
+
+  // --metrics-linger: the client has its end of stream; a scraper gets the final figures and
+  // /health says why the server is gone. SIGINT/SIGTERM cut it short.
+  awaitable<void> linger() {
+    const milliseconds linger = settings_.telemetry.metrics_linger;
+    if (linger.count() <= 0 || !settings_.telemetry.metrics_listen) co_return;
+    spdlog::info("keeping /metrics and /health up for {:.1f} s (--metrics-linger)",
+                 std::chrono::duration<double>(linger).count());
+    asio::steady_timer timer(io_, linger);
+    linger_timer_ = &timer;
+    co_await timer.async_wait(kUseTuple);
+    linger_timer_ = nullptr;
   }
 
   awaitable<void> stop_after(milliseconds timeout) {
     asio::steady_timer timer(io_, timeout);
     co_await timer.async_wait(kUseTuple);
+    if (delivered_) co_return;  // all was delivered: finish() ends the session (after lingering)
     spdlog::warn("the client is not reading; exiting without delivering the last messages");
     io_.stop();
   }
 
   asio::io_context& io_;
   const config::Settings& settings_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  const std::chrono::system_clock::time_point started_wall_ = std::chrono::system_clock::now();
+  telemetry::CallTelemetry telemetry_;
   Interceptor interceptor_;
   ConfigReloader reloader_;
   asio::signal_set& signals_;
@@ -331,6 +408,11 @@ class Session {
   bool finishing_ = false;
   bool internal_error_ = false;
   bool exit_handled_ = false;
+  bool delivered_ = false;  // finish() got everything to the client
+  asio::steady_timer* linger_timer_ = nullptr;
+  std::uint64_t messages_from_client_ = 0;
+  std::uint64_t messages_from_server_ = 0;
+  std::uint64_t oversized_lines_dropped_ = 0;
 };
 
 std::string join(const std::vector<std::string>& words) {
@@ -368,6 +450,49 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
     }
   }
 
+  // Telemetry's file and endpoint are start-up edges too: one that cannot work stops ctxguard
+  // before the server starts.
+  std::unique_ptr<telemetry::RecordWriter> record_file;
+  if (settings.telemetry.file) {
+    auto opened = telemetry::open_record_file(*settings.telemetry.file,
+                                              {.max_lines = settings.telemetry.queue_lines});
+    if (!opened) {
+      spdlog::error("cannot open the telemetry file {}: {}", *settings.telemetry.file,
+                    opened.error().message());
+      return kExitCannotStart;
+    }
+    record_file = std::move(*opened);
+    spdlog::info("writing call records to {}", *settings.telemetry.file);
+  }
+  Session* session_ptr = nullptr;  // set once the session exists; the endpoint runs in io.run()
+  std::unique_ptr<MetricsServer> metrics;
+  if (settings.telemetry.metrics_listen) {
+    auto address = parse_listen_address(*settings.telemetry.metrics_listen);
+    if (const auto* error = std::get_if<std::string>(&address)) {
+      spdlog::error("--metrics-listen: {}", *error);
+      return kExitUsage;
+    }
+    const ListenAddress& listen = std::get<ListenAddress>(address);
+    auto started = MetricsServer::start(io, listen, [&session_ptr](std::string_view target) {
+      return session_ptr != nullptr ? session_ptr->http(target)
+                                    : HttpAnswer{503, "text/plain; charset=utf-8", "starting\n"};
+    });
+    if (!started) {
+      spdlog::error("cannot serve metrics on {}: {}", *settings.telemetry.metrics_listen,
+                    started.error().message());
+      return kExitCannotStart;
+    }
+    metrics = std::move(*started);
+    spdlog::info("metrics endpoint: http://{}/metrics and /health",
+                 to_string(metrics->local_endpoint()));
+    if (!listen.address.is_loopback()) {
+      spdlog::warn(
+          "the metrics endpoint listens on {}, beyond this machine: it names the server's tools "
+          "and has no authentication",
+          to_string(metrics->local_endpoint()));
+    }
+  }
+
   auto child = ChildProcess::spawn(settings.server_command);
   if (!child) {
     spdlog::error("cannot start the server '{}': {}", settings.server_command.front(),
@@ -377,7 +502,9 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
   spdlog::debug("server command line: {}", join(settings.server_command));
 
-  Session session(io, settings, sources, profile, signals, std::move(*child), codec);
+  Session session(io, settings, sources, profile, signals, std::move(*child), codec,
+                  std::move(record_file));
+  session_ptr = &session;
   if (spill_dir) {
     session.interceptor().set_spill_writer(
         [&spill_dir](std::string_view tool, std::string_view extension, std::string_view content)
@@ -394,6 +521,8 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   }
   session.start();
   io.run();
+  session_ptr = nullptr;
+  if (metrics) metrics->stop();
   return session.exit_status();
 }
 

@@ -1,0 +1,48 @@
+#pragma once
+// What the loopback endpoint serves (FR-032), as text built from plain figures: /metrics in the
+// Prometheus text format and /health as JSON. Pure; the proxy gathers the figures and serves
+// the text (proxy/metrics_server).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cache/expiring_lru_cache.hpp"
+#include "telemetry/oversize_alarm.hpp"
+#include "telemetry/record_writer.hpp"
+#include "telemetry/traffic_metrics.hpp"
+
+namespace ctxguard::telemetry {
+
+// The figures of the running process besides the calls.
+struct ProcessStatus {
+  std::string version;
+  std::chrono::system_clock::time_point started;
+  std::chrono::steady_clock::duration uptime{};
+  int server_pid = 0;
+  bool server_running = true;
+  std::string server_exit;  // how it ended ("exited with status 1", "was killed by SIGKILL")
+  bool client_connected = true;
+  cache::CacheStats cache;
+  std::size_t cache_max_bytes = 0;
+  std::uint64_t reloads_applied = 0;
+  std::uint64_t reloads_refused = 0;
+  std::optional<WriterCounters> telemetry_file;  // when --telemetry-file is on
+  std::uint64_t messages_from_client = 0;
+  std::uint64_t messages_from_server = 0;
+  std::uint64_t oversized_lines_dropped = 0;  // lines over --max-message-bytes
+  OversizeAlert oversize_window;              // calls in the alarm's window now
+  OversizeAlarmOptions oversize_alarm;
+  std::uint64_t oversize_alerts = 0;
+};
+
+std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& process);
+
+struct HealthPage {
+  unsigned status = 200;  // 503 once the server is gone
+  std::string body;       // JSON
+};
+HealthPage health_page(const TrafficMetrics& traffic, const ProcessStatus& process);
+
+}  // namespace ctxguard::telemetry

@@ -1,0 +1,84 @@
+#pragma once
+// The running totals behind /metrics and /health, fed with every call record: counters by tool,
+// outcome and mode, histograms of latencies and answer sizes, fetch failures by reason. Memory
+// is bounded whatever the traffic: at most `max_tools` tool names get their own label, later
+// ones are counted under tool="other" (a client may call tools by any name).
+//
+// Thread: one owner (the io thread); the /metrics handler reads on the same thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "telemetry/call_event.hpp"
+#include "telemetry/prometheus_text.hpp"
+
+namespace ctxguard::telemetry {
+
+// What /health reports: the seeds' "pagination adoption rate and average response size"
+// (FR-032) and the oversize rate of US5, over enforced tool calls (kinds call and task).
+struct TrafficSummary {
+  std::uint64_t tool_calls = 0;  // enforced tools/call and tasks/result answers
+  std::uint64_t rewritten = 0;   // of them, not passed through (nor errors)
+  std::uint64_t paginated = 0;
+  std::uint64_t summarized = 0;
+  std::uint64_t chunked = 0;
+  std::uint64_t errors = 0;         // JSON-RPC errors from the server
+  std::uint64_t oversized = 0;      // originals over the budget
+  std::uint64_t answer_bytes = 0;   // sent to the client
+  std::uint64_t answer_tokens = 0;  // estimated, sent to the client
+  std::uint64_t original_tokens = 0;
+  std::uint64_t fetches = 0;  // ctxguard_fetch calls
+  std::uint64_t fetch_errors = 0;
+  std::uint64_t observed_calls = 0;  // observe mode: counted apart, nothing was changed
+  std::uint64_t resources_chunked = 0;
+
+  double rate(std::uint64_t part) const {
+    return tool_calls == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(tool_calls);
+  }
+  double average(std::uint64_t total) const {
+    return tool_calls == 0 ? 0.0 : static_cast<double>(total) / static_cast<double>(tool_calls);
+  }
+};
+
+class TrafficMetrics {
+ public:
+  static constexpr std::size_t kDefaultMaxTools = 200;
+  static constexpr std::string_view kOtherTool = "other";
+
+  explicit TrafficMetrics(std::size_t max_tools = kDefaultMaxTools);
+
+  void add(const CallEvent& event);
+  const TrafficSummary& summary() const { return summary_; }
+  // The call families (ctxguard_calls_total, ..._tokens_total, latency histograms, ...).
+  void write(PrometheusText& out) const;
+
+ private:
+  struct Totals {
+    std::uint64_t calls = 0;
+    std::uint64_t oversized = 0;
+    std::uint64_t original_tokens = 0;
+    std::uint64_t final_tokens = 0;
+    std::uint64_t original_bytes = 0;
+    std::uint64_t final_bytes = 0;
+  };
+  using Key = std::tuple<std::string, Outcome, bool>;  // tool, outcome, observed
+
+  const std::string& tool_label(const std::string& tool);
+
+  std::size_t max_tools_;
+  std::set<std::string, std::less<>> tools_;
+  std::string other_{kOtherTool};
+  std::map<Key, Totals> by_call_;
+  std::map<std::string, std::uint64_t, std::less<>> cursor_errors_;
+  Histogram proxy_latency_;
+  Histogram server_latency_;
+  Histogram original_tokens_;
+  Histogram answer_tokens_;
+  TrafficSummary summary_;
+};
+
+}  // namespace ctxguard::telemetry
