@@ -23,11 +23,10 @@
 #include "proxy/config_reloader.hpp"
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
-#include "proxy/metrics_server.hpp"
 #include "proxy/stdio_streams.hpp"
+#include "proxy/telemetry_edges.hpp"
 #include "spill/spill_file.hpp"
 #include "telemetry/call_telemetry.hpp"
-#include "telemetry/status_pages.hpp"
 
 namespace ctxguard::proxy {
 namespace {
@@ -71,17 +70,7 @@ class Session {
 
   // /metrics, /health (and an index at /) for the --metrics-listen endpoint.
   HttpAnswer http(std::string_view target) const {
-    const std::string_view path = target.substr(0, target.find('?'));
-    if (path == "/metrics") {
-      return {200, "text/plain; version=0.0.4; charset=utf-8",
-              telemetry::metrics_page(telemetry_.traffic(), status())};
-    }
-    if (path == "/health") {
-      telemetry::HealthPage page = telemetry::health_page(telemetry_.traffic(), status());
-      return {page.status, "application/json", std::move(page.body)};
-    }
-    if (path == "/") return {200, "text/plain; charset=utf-8", "ctxguard: /metrics /health\n"};
-    return {404, "text/plain; charset=utf-8", "not found: try /metrics or /health\n"};
+    return answer_status_request(target, telemetry_.traffic(), status());
   }
 
   // The end of a lingering session (SIGINT/SIGTERM while /metrics stays up).
@@ -451,47 +440,15 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   }
 
   // Telemetry's file and endpoint are start-up edges too: one that cannot work stops ctxguard
-  // before the server starts.
-  std::unique_ptr<telemetry::RecordWriter> record_file;
-  if (settings.telemetry.file) {
-    auto opened = telemetry::open_record_file(*settings.telemetry.file,
-                                              {.max_lines = settings.telemetry.queue_lines});
-    if (!opened) {
-      spdlog::error("cannot open the telemetry file {}: {}", *settings.telemetry.file,
-                    opened.error().message());
-      return kExitCannotStart;
-    }
-    record_file = std::move(*opened);
-    spdlog::info("writing call records to {}", *settings.telemetry.file);
-  }
-  Session* session_ptr = nullptr;  // set once the session exists; the endpoint runs in io.run()
-  std::unique_ptr<MetricsServer> metrics;
-  if (settings.telemetry.metrics_listen) {
-    auto address = parse_listen_address(*settings.telemetry.metrics_listen);
-    if (const auto* error = std::get_if<std::string>(&address)) {
-      spdlog::error("--metrics-listen: {}", *error);
-      return kExitUsage;
-    }
-    const ListenAddress& listen = std::get<ListenAddress>(address);
-    auto started = MetricsServer::start(io, listen, [&session_ptr](std::string_view target) {
-      return session_ptr != nullptr ? session_ptr->http(target)
-                                    : HttpAnswer{503, "text/plain; charset=utf-8", "starting\n"};
-    });
-    if (!started) {
-      spdlog::error("cannot serve metrics on {}: {}", *settings.telemetry.metrics_listen,
-                    started.error().message());
-      return kExitCannotStart;
-    }
-    metrics = std::move(*started);
-    spdlog::info("metrics endpoint: http://{}/metrics and /health",
-                 to_string(metrics->local_endpoint()));
-    if (!listen.address.is_loopback()) {
-      spdlog::warn(
-          "the metrics endpoint listens on {}, beyond this machine: it names the server's tools "
-          "and has no authentication",
-          to_string(metrics->local_endpoint()));
-    }
-  }
+  // before the server starts. The endpoint answers once the session exists (in io.run()).
+  Session* session_ptr = nullptr;
+  auto edges =
+      open_telemetry_edges(settings.telemetry, io, [&session_ptr](std::string_view target) {
+        return session_ptr != nullptr ? session_ptr->http(target)
+                                      : HttpAnswer{503, "text/plain; charset=utf-8", "starting\n"};
+      });
+  if (const int* exit_status = std::get_if<int>(&edges)) return *exit_status;
+  TelemetryEdges& telemetry = std::get<TelemetryEdges>(edges);
 
   auto child = ChildProcess::spawn(settings.server_command);
   if (!child) {
@@ -503,7 +460,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   spdlog::debug("server command line: {}", join(settings.server_command));
 
   Session session(io, settings, sources, profile, signals, std::move(*child), codec,
-                  std::move(record_file));
+                  std::move(telemetry.record_file));
   session_ptr = &session;
   if (spill_dir) {
     session.interceptor().set_spill_writer(
@@ -522,7 +479,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   session.start();
   io.run();
   session_ptr = nullptr;
-  if (metrics) metrics->stop();
+  if (telemetry.metrics) telemetry.metrics->stop();
   return session.exit_status();
 }
 

@@ -54,3 +54,22 @@ TEST_CASE("listen address: malformed text is refused with a reason that quotes i
   CHECK_THAT(error("[127.0.0.1]:80"), Catch::Contains("only IPv6"));
   CHECK_THAT(error("[localhost]:80"), Catch::Contains("not an IP address"));
 }
+
+#include "proxy/telemetry_edges.hpp"
+
+TEST_CASE("telemetry edges: requests are routed to /metrics, /health and 404") {
+  using ctxguard::proxy::answer_status_request;
+  const ctxguard::telemetry::TrafficMetrics traffic;
+  ctxguard::telemetry::ProcessStatus process;
+  const auto metrics = answer_status_request("/metrics?x=1", traffic, process);
+  CHECK(metrics.status == 200);
+  CHECK(metrics.content_type.starts_with("text/plain; version=0.0.4"));
+  CHECK(metrics.body.find("ctxguard_server_up 1") != std::string::npos);
+  const auto health = answer_status_request("/health", traffic, process);
+  CHECK(health.content_type == "application/json");
+  CHECK(health.body.find(R"("status":"ok")") != std::string::npos);
+  CHECK(answer_status_request("/", traffic, process).status == 200);
+  CHECK(answer_status_request("/metricsx", traffic, process).status == 404);
+  process.server_running = false;
+  CHECK(answer_status_request("/health", traffic, process).status == 503);
+}

@@ -1,0 +1,64 @@
+#include "proxy/telemetry_edges.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "proxy/proxy.hpp"
+
+namespace ctxguard::proxy {
+
+std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySettings& settings,
+                                                       boost::asio::io_context& io,
+                                                       HttpHandler handler) {
+  TelemetryEdges edges;
+  if (settings.file) {
+    auto opened = telemetry::open_record_file(*settings.file, {.max_lines = settings.queue_lines});
+    if (!opened) {
+      spdlog::error("cannot open the telemetry file {}: {}", *settings.file,
+                    opened.error().message());
+      return kExitCannotStart;
+    }
+    edges.record_file = std::move(*opened);
+    spdlog::info("writing call records to {}", *settings.file);
+  }
+  if (settings.metrics_listen) {
+    auto address = parse_listen_address(*settings.metrics_listen);
+    if (const auto* error = std::get_if<std::string>(&address)) {
+      spdlog::error("--metrics-listen: {}", *error);
+      return kExitUsage;
+    }
+    const ListenAddress& listen = std::get<ListenAddress>(address);
+    auto started = MetricsServer::start(io, listen, std::move(handler));
+    if (!started) {
+      spdlog::error("cannot serve metrics on {}: {}", *settings.metrics_listen,
+                    started.error().message());
+      return kExitCannotStart;
+    }
+    edges.metrics = std::move(*started);
+    const std::string where = to_string(edges.metrics->local_endpoint());
+    spdlog::info("metrics endpoint: http://{}/metrics and /health", where);
+    if (!listen.address.is_loopback()) {
+      spdlog::warn(
+          "the metrics endpoint listens on {}, beyond this machine: it names the server's tools "
+          "and has no authentication",
+          where);
+    }
+  }
+  return edges;
+}
+
+HttpAnswer answer_status_request(std::string_view target, const telemetry::TrafficMetrics& traffic,
+                                 const telemetry::ProcessStatus& process) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/metrics") {
+    return {200, "text/plain; version=0.0.4; charset=utf-8",
+            telemetry::metrics_page(traffic, process)};
+  }
+  if (path == "/health") {
+    telemetry::HealthPage page = telemetry::health_page(traffic, process);
+    return {page.status, "application/json", std::move(page.body)};
+  }
+  if (path == "/") return {200, "text/plain; charset=utf-8", "ctxguard: /metrics /health\n"};
+  return {404, "text/plain; charset=utf-8", "not found: try /metrics or /health\n"};
+}
+
+}  // namespace ctxguard::proxy

@@ -1,0 +1,34 @@
+#pragma once
+// Telemetry's two edges to the outside, opened at start-up: the --telemetry-file writer and the
+// --metrics-listen endpoint, and the routing of the endpoint's requests to the status pages.
+
+#include <memory>
+#include <string_view>
+#include <variant>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/settings.hpp"
+#include "proxy/metrics_server.hpp"
+#include "telemetry/record_writer.hpp"
+#include "telemetry/status_pages.hpp"
+
+namespace ctxguard::proxy {
+
+struct TelemetryEdges {
+  std::unique_ptr<telemetry::RecordWriter> record_file;  // null without --telemetry-file
+  std::unique_ptr<MetricsServer> metrics;                // null without --metrics-listen
+};
+
+// Opens what `settings` asks for. A file or an address that cannot work is a start-up error:
+// logged, and the exit status returned (kExitUsage for a malformed address, kExitCannotStart
+// otherwise) before any server is started.
+std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySettings& settings,
+                                                       boost::asio::io_context& io,
+                                                       HttpHandler handler);
+
+// GET `target`: /metrics, /health, an index at /, 404 for the rest (a query is ignored).
+HttpAnswer answer_status_request(std::string_view target, const telemetry::TrafficMetrics& traffic,
+                                 const telemetry::ProcessStatus& process);
+
+}  // namespace ctxguard::proxy
