@@ -11,6 +11,7 @@ packages=(
   build-essential cmake ninja-build pkg-config procps
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libboost-filesystem1.81-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2
+  prometheus  # promtool checks what /metrics serves (tests); the server is not started
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

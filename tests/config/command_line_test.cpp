@@ -248,3 +248,47 @@ TEST_CASE("command line: with a file, contradictions wait for it (it may settle 
   CHECK(ok(parse({"--page-size", "500", "--config", "/x.yaml", "--", "s"})).sources.file_path ==
         "/x.yaml");
 }
+
+TEST_CASE("command line: telemetry is off unless asked for") {
+  const TelemetrySettings telemetry = ok(parse({"--", "server"})).settings.telemetry;
+  CHECK_FALSE(telemetry.file);
+  CHECK_FALSE(telemetry.metrics_listen);
+  CHECK(telemetry.metrics_linger == std::chrono::milliseconds(0));
+  CHECK(telemetry.queue_lines == TelemetrySettings{}.queue_lines);
+}
+
+TEST_CASE("command line: telemetry flags and their variables") {
+  const TelemetrySettings flags =
+      ok(parse({"--telemetry-file", "/var/log/ctxguard.jsonl", "--metrics-listen", "9464",
+                "--metrics-linger", "2.5", "--telemetry-queue", "100", "--", "server"}))
+          .settings.telemetry;
+  CHECK(flags.file == "/var/log/ctxguard.jsonl");
+  CHECK(flags.metrics_listen == "9464");
+  CHECK(flags.metrics_linger == std::chrono::milliseconds(2500));
+  CHECK(flags.queue_lines == 100);
+
+  const std::map<std::string, std::string> variables{
+      {"CTXGUARD_TELEMETRY_FILE", "/tmp/calls.jsonl"}, {"CTXGUARD_METRICS_LISTEN", "127.0.0.1:0"}};
+  const auto environment = [&](const char* name) -> const char* {
+    const auto found = variables.find(name);
+    return found == variables.end() ? nullptr : found->second.c_str();
+  };
+  const std::vector<const char*> argv{"ctxguard", "--", "server"};
+  const TelemetrySettings from_environment =
+      ok(parse_command_line(argv, environment)).settings.telemetry;
+  CHECK(from_environment.file == "/tmp/calls.jsonl");
+  CHECK(from_environment.metrics_listen == "127.0.0.1:0");
+  // A flag beats its variable.
+  const std::vector<const char*> with_flag{"ctxguard", "--telemetry-file", "/x.jsonl", "--",
+                                           "server"};
+  CHECK(ok(parse_command_line(with_flag, environment)).settings.telemetry.file == "/x.jsonl");
+}
+
+TEST_CASE("command line: bad telemetry values are usage errors") {
+  CHECK(error_of(parse({"--telemetry-queue", "0", "--", "server"})).find("--telemetry-queue") !=
+        std::string::npos);
+  CHECK(error_of(parse({"--metrics-linger", "-1", "--", "server"})).find("--metrics-linger") !=
+        std::string::npos);
+  CHECK(error_of(parse({"--telemetry-file=", "--", "server"})).find("--telemetry-file") !=
+        std::string::npos);
+}
