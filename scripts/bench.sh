@@ -35,3 +35,7 @@ echo "== query over a cached array (bench/query_bench.cpp)"
 # (rewritten every 20 ms, plus reload_now every 25 calls): per-call latency against a quiet phase.
 echo "== hot reload during a burst of calls (bench/reload_bench.cpp)"
 "$build/bench/reload_bench" --calls 2000 --every-ms 20
+# Per-call latency through the Interceptor with telemetry off, on (log line, counters, file) and
+# with a writer stuck on its disk (queue full, records dropped): the call must not notice.
+echo "== telemetry per call (bench/telemetry_bench.cpp)"
+"$build/bench/telemetry_bench" --calls 1000 --rounds 5

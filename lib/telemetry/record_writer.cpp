@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -17,6 +18,8 @@ namespace ctxguard::telemetry {
 namespace {
 
 constexpr auto kErrorLogInterval = std::chrono::minutes(1);
+// Records reach the file at most this late.
+constexpr auto kFlushInterval = std::chrono::milliseconds(100);
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
@@ -58,6 +61,9 @@ struct RecordWriter::State {
   bool done = false;
   bool reopen_asked = false;
   std::atomic<std::uint64_t> written{0};
+
+  // A queue half full is written at once rather than at the next flush.
+  std::size_t wake_lines() const { return std::max<std::size_t>(limits.max_lines / 2, 1); }
   std::atomic<std::uint64_t> dropped{0};
   std::atomic<std::uint64_t> failed{0};
 
@@ -69,8 +75,11 @@ struct RecordWriter::State {
       std::deque<std::string> lines;
       bool reopen_now = false;
       {
+        // Woken by stop, reopen or a queue filling up; otherwise every kFlushInterval, so that a
+        // push need not wake this thread (a system call on the relay's thread for every call).
         std::unique_lock lock(mutex);
-        wake.wait(lock, [&] { return stop || reopen_asked || !queue.empty(); });
+        wake.wait_for(lock, kFlushInterval,
+                      [&] { return stop || reopen_asked || queue.size() >= wake_lines(); });
         if (queue.empty() && stop && !reopen_asked) break;
         lines.swap(queue);
         queued_bytes = 0;
@@ -138,6 +147,10 @@ bool RecordWriter::push(std::string line) {
     }
     state.queued_bytes += line.size() + 1;
     state.queue.push_back(std::move(line));
+    if (state.queue.size() < state.wake_lines() &&
+        state.queued_bytes < state.limits.max_bytes / 2) {
+      return true;  // written at the next flush
+    }
   }
   state.wake.notify_one();
   return true;

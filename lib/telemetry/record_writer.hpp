@@ -3,9 +3,11 @@
 // slow or failing disk never slows or fails a call (the seeds' "fire-and-forget" telemetry).
 //
 // push() takes a line and returns at once: it never waits for the disk, only for a mutex held
-// for a queue operation. The queue is bounded in lines and bytes; a line that does not fit is
-// dropped and counted. Write errors are counted and logged (the first, then once a minute), and
-// writing goes on with the next lines: a full disk that frees up resumes by itself.
+// for a queue operation, and it does not wake the writer (a system call) unless the queue is
+// half full: the writer flushes every 100 ms, so a line reaches the file within about that. The
+// queue is bounded in lines and bytes; a line that does not fit is dropped and counted. Write
+// errors are counted and logged (the first, then once a minute), and writing goes on with the next
+// lines: a full disk that frees up resumes by itself.
 //
 // Thread: push(), counters() and reopen() may be called from any thread.
 

@@ -191,12 +191,14 @@ TEST_CASE("record_writer: a file that cannot be opened is an error value") {
 }
 
 TEST_CASE("record_writer: a sink stuck past the drain timeout does not hang destruction") {
-  GatedSink gate;
+  // Shared with the sink: the abandoned writer thread still runs it after this test returns.
+  auto gate = std::make_shared<GatedSink>();
+  auto sink = [gate, run = gate->sink()](std::string_view batch) { return run(batch); };
   {
-    RecordWriter writer(gate.sink(), {.drain_timeout = std::chrono::milliseconds(50)}, "test");
+    RecordWriter writer(sink, {.drain_timeout = std::chrono::milliseconds(50)}, "test");
     REQUIRE(writer.push("stuck"));
-    gate.wait_entered();
+    gate->wait_entered();
     REQUIRE(writer.push("never written"));
-  }             // returns after about 50 ms although the sink is still blocked
-  gate.open();  // the abandoned thread finishes on its own state
+  }  // returns after about 50 ms although the sink is still blocked
+  gate->open();  // the abandoned thread finishes on its own state
 }
