@@ -5,7 +5,8 @@
 # against server-filesystem and server-memory, directly and through ctxguard. Prints, for each
 # call, the bytes and tokens the client received both ways and what ctxguard did, then the log
 # and the bookings before and after in detail (first chunk, a line range, a search; digest,
-# projection, a search, one record in full) and ctxguard's log lines.
+# projection, a search, one record in full) and ctxguard's log lines; then `ctxguard stats` over
+# the call records both ctxguard processes wrote.
 #
 #   scripts/demo.sh [DATA_DIR]      (default: build/demo-data, regenerated each run)
 set -euo pipefail
@@ -16,4 +17,12 @@ data="${1:-$build/demo-data}"
 "$repo/scripts/setup.sh"
 "$repo/scripts/build.sh" >/dev/null
 "$repo/scripts/demo-data.sh" "$data" >/dev/null
-exec node "$repo/tests/e2e/demo-session.mjs" --ctxguard "$build/ctxguard" --data "$data"
+# Each ctxguard of the session writes its call records (--telemetry-file); `ctxguard stats`
+# reports on them afterwards, as an engineer would (docs/telemetry.md).
+telemetry="$build/demo-telemetry"
+rm -rf "$telemetry" && mkdir -p "$telemetry"
+node "$repo/tests/e2e/demo-session.mjs" --ctxguard "$build/ctxguard" --data "$data" \
+  --telemetry "$telemetry"
+echo
+echo "ctxguard stats $telemetry/*.jsonl"
+"$build/ctxguard" stats "$telemetry"/*.jsonl

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 
 import { FIXED_MTIME, closeAllSessions, connectDirect, connectProxied, makeDataFolder, prng, serverCommand } from './lib/harness.mjs';
 
-const USAGE = 'usage: demo-session.mjs --ctxguard <bin> --data <folder> [--log-level <level>]\n' +
+const USAGE = 'usage: demo-session.mjs --ctxguard <bin> --data <folder> [--log-level <level>] [--telemetry <dir>]\n' +
   '       demo-session.mjs --generate --data <folder>';
 
 // Sizes of the generated data: big enough that answers run to hundreds of thousands of tokens
@@ -46,6 +46,7 @@ try {
       data: { type: 'string' },
       generate: { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
+      telemetry: { type: 'string' },  // --telemetry-file <dir>/<server>.jsonl for each ctxguard
       help: { type: 'boolean', default: false },
     },
   }));
@@ -438,7 +439,8 @@ async function fetchOnce(server, shownArgs, args) {
 
 try {
   for (const [name, cmd] of Object.entries(servers)) {
-    const [direct, proxied] = await Promise.all([connectDirect(cmd), connectProxied(cmd, ctxguardArgs)]);
+    const args = opts.telemetry ? [...ctxguardArgs, '--telemetry-file', path.join(opts.telemetry, `${name}.jsonl`)] : ctxguardArgs;
+    const [direct, proxied] = await Promise.all([connectDirect(cmd), connectProxied(cmd, args)]);
     sessions[name] = { direct, proxied };
     const init = (s) => ({
       capabilities: s.client.getServerCapabilities(),
