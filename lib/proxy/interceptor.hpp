@@ -79,8 +79,8 @@ class Interceptor {
     const config::Profile& profile;
     Clock::time_point now;
     WallClock::time_point wall_now;
-    std::size_t line_bytes;
-    bool in_batch;
+    std::size_t line_bytes = 0;
+    bool in_batch = false;
   };
 
   std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, Clock::time_point now,

@@ -75,6 +75,7 @@ class Session {
 
   // The end of a lingering session (SIGINT/SIGTERM while /metrics stays up).
   void stop_lingering() {
+    linger_cut_ = true;  // also before the wait has begun
     if (linger_timer_ != nullptr) linger_timer_->cancel();
   }
 
@@ -361,7 +362,7 @@ class Session {
   // /health says why the server is gone. SIGINT/SIGTERM cut it short.
   awaitable<void> linger() {
     const milliseconds linger = settings_.telemetry.metrics_linger;
-    if (linger.count() <= 0 || !settings_.telemetry.metrics_listen) co_return;
+    if (linger.count() <= 0 || !settings_.telemetry.metrics_listen || linger_cut_) co_return;
     spdlog::info("keeping /metrics and /health up for {:.1f} s (--metrics-linger)",
                  std::chrono::duration<double>(linger).count());
     asio::steady_timer timer(io_, linger);
@@ -399,6 +400,7 @@ class Session {
   bool exit_handled_ = false;
   bool delivered_ = false;  // finish() got everything to the client
   asio::steady_timer* linger_timer_ = nullptr;
+  bool linger_cut_ = false;
   std::uint64_t messages_from_client_ = 0;
   std::uint64_t messages_from_server_ = 0;
   std::uint64_t oversized_lines_dropped_ = 0;
