@@ -5,15 +5,19 @@
 //     the right kind/tool/outcome, final_bytes equal to the exact length of the line the client
 //     received (captured from ctxguard's stdout), reduction_pct agreeing with the tokens, the
 //     reason of a refused cursor, and never a byte of any payload;
-//   - `ctxguard stats` (json, table, csv) gives the sums a JS fold of the records gives, and its
-//     filters narrow them; a missing file exits 2;
+//   - refused fetches are filed under their reason (cursor problems also in
+//     ctxguard_cursor_errors_total, argument mistakes not); observe mode records what enforce
+//     would have sent while the client gets the server's line; on raw pipes, string ids,
+//     tasks/result (kind task), resources/read (kind resource) and compaction-only answers;
+//   - `ctxguard stats` (json, table, csv, stdin) gives the sums a JS fold of the records gives,
+//     its filters narrow them, lines that are not records are counted; a missing file exits 2;
 //   - /metrics is valid Prometheus text (promtool check metrics) whose counters are the calls
 //     made; /health names the server's pid and the rates of the records;
-//   - a SIGKILLed server: /health 503 "down" during --metrics-linger, ctxguard_server_up 0,
-//     SIGTERM ends the linger at once;
+//   - a SIGKILLed server: /health 503 "down" during --metrics-linger, ctxguard_server_up 0, the
+//     client's stdout at its end, SIGTERM ends the linger at once;
 //   - a telemetry file that cannot be written (/dev/full) changes no answer and is counted and
-//     logged once; an unopenable path stops the start-up; a queue of one drops but never loses
-//     count and never holds up a call;
+//     logged once; an unopenable path stops the start-up; SIGHUP after logrotate starts a new
+//     file; a queue of one drops but never loses count and never holds up a call;
 //   - the oversize alert: exactly one warning per window once more than 5% of at least 20 calls
 //     were over the budget, whichever calls came first;
 //   - --metrics-listen refuses a bad address (exit 2) and a port in use (exit 127) before the
@@ -39,6 +43,8 @@ import {
   makeTempDir,
   pidAlive,
   proxiedSession,
+  rawProxy,
+  rawServerCommand,
   removeDir,
   runCtxguard,
   serverCommand,
@@ -431,6 +437,16 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     // One row per (tool, outcome): 7 records in 6 groups (read_text_file twice, differently).
     assert.equal(rows.length - 1, new Set(records.map((r) => `${r.tool}/${r.outcome}`)).size);
 
+    // Lines that are not records are skipped and counted; '-' reads standard input.
+    const lines = fs.readFileSync(tfile, 'utf8').split('\n');
+    const mixed = [...lines.slice(0, 2), 'not a record', '', '{"time":"2024-01-01T00:00:00Z"}', ...lines.slice(2)].join('\n');
+    const fromStdin = await runCtxguard(['stats', '--format', 'json', '-'], { input: mixed });
+    assert.equal(fromStdin.code, 0, fromStdin.stderr);
+    assert.match(fromStdin.stderr, /skipped 2 lines that are not call records \(first: <stdin>:3: /);
+    const again = JSON.parse(fromStdin.stdout);
+    assert.deepEqual([again.records.read, again.records.skipped_lines, again.total.calls], [7, 2, 7]);
+    assert.equal(again.total.tokens_in, records.reduce((a, r) => a + r.original_tokens, 0));
+
     const missing = await stats([path.join(tmp, 'no-such-file.jsonl')]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot open .*no-such-file\.jsonl/);
@@ -528,6 +544,149 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     for (const r of [small, unknown, rpcError]) assert.deepEqual(lineOf(r.id), [], `a line for ${r.outcome} call ${r.id}`);
     assert.doesNotMatch(log, /oversized answers:/, 'no alert for 2 oversized of 5 calls (fewer than 20)');
     assert.ok(!log.includes(CANARY), 'the log carries no payload either');
+  });
+});
+
+// ---------------------------------------------------------------- fetch failures and observe mode
+
+describe('records of refused fetches and of observe mode', { skip: SKIP, timeout: 60_000 }, () => {
+  let tmp;
+  let dir;
+
+  before(() => {
+    tmp = makeTempDir('ctxguard-telemetry-modes-');
+    dir = path.join(tmp, 'many');
+    makeFiles(dir, 1000);
+  });
+
+  after(async () => {
+    await closeAllSessions();
+    removeDir(tmp);
+  });
+
+  test('each refused ctxguard_fetch is filed under its reason; argument mistakes are not cursor errors', T, async () => {
+    const tfile = path.join(tmp, 'fetches.jsonl');
+    const s = await connectProxied(serverCommand('filesystem', tmp), ['--telemetry-file', tfile, '--metrics-listen', '0']);
+    await s.client.listTools();
+    const base = await metricsBase(s);
+    const cursor = JSON.parse(textOf(await call(s, 'directory_tree', { path: dir })))._ctxguard.nextCursor;
+    const refused = [
+      [{}, 'missing'],
+      [{ cursor: 'garbage' }, 'malformed'],
+      [{ cursor, limit: 0 }, 'argument'],
+      [{ cursor, fields: 'name' }, 'argument'],
+    ];
+    for (const [args] of refused) assert.equal((await call(s, FETCH, args)).isError, true, JSON.stringify(args));
+    const m = await metrics(base);
+    await s.client.close();
+    await within(s.exited, 10_000, 'ctxguard exit');
+
+    const recs = readRecords(tfile).slice(1);
+    assert.deepEqual(recs.map((r) => [r.outcome, r.error]), refused.map(([, reason]) => ['fetch-error', reason]));
+    // Refused before the cached result is looked up: the tool is not known (argument mistakes
+    // found later, such as a limit over maxPageSize, are filed as ctxguard_fetch:<tool>).
+    assert.deepEqual(recs.map((r) => r.tool), [FETCH, FETCH, FETCH, FETCH]);
+    for (const r of recs) assert.equal(r.server_ms, undefined);
+    const reasons = Object.fromEntries(m.filter((x) => x.name === 'ctxguard_cursor_errors_total').map((x) => [x.labels.reason, x.value]));
+    assert.deepEqual(reasons, { missing: 1, malformed: 1, forged: 0, expired: 0, evicted: 0, mismatch: 0 });
+    const failed = m.filter((x) => x.name === 'ctxguard_calls_total' && x.labels.outcome === 'fetch-error').reduce((a, x) => a + x.value, 0);
+    assert.equal(failed, 4);
+    const st = await stats([tfile, '--format', 'json']);
+    assert.deepEqual(st.json.total.fetch_errors_by_reason, { argument: 2, malformed: 1, missing: 1 });
+  });
+
+  test('--mode observe: the client gets the server\'s line, the record says what enforce would have sent, stats and /health keep it apart', T, async () => {
+    const tfile = path.join(tmp, 'observe.jsonl');
+    const s = await connectCapturing(serverCommand('filesystem', tmp), ['--mode', 'observe', '--telemetry-file', tfile, '--metrics-listen', '0']);
+    await s.client.listTools();
+    const base = await metricsBase(s);
+    const r = await call(s, 'directory_tree', { path: dir });
+    assert.equal(JSON.parse(textOf(r)).length, 1000, 'the whole tree, as the server sent it');
+    const id = lastCallId(s);
+    const h = (await health(base)).body;
+    const m = await metrics(base);
+    const raw = s.rawResponses();
+    await s.client.close();
+    await within(s.exited, 10_000, 'ctxguard exit');
+
+    const [rec] = readRecords(tfile);
+    assert.equal(rec.id, id);
+    assert.deepEqual([rec.mode, rec.outcome, rec.over_budget], ['observe', 'paginated', true]);
+    assert.equal(rec.original_bytes, raw.get(id), 'the client got the server\'s line');
+    assert.ok(rec.final_bytes < rec.original_bytes / 5, `would have sent ${rec.final_bytes} of ${rec.original_bytes} bytes`);
+    assert.ok(rec.final_tokens <= BUDGET && rec.original_tokens > BUDGET);
+    assert.equal(rec.reduction_pct, reductionPct(rec.original_tokens, rec.final_tokens));
+    assert.deepEqual([h.toolCalls, h.observedCalls, h.paginationAdoptionRate], [0, 1, 0]);
+    assert.equal(sample(m, 'ctxguard_calls_total', { tool: 'directory_tree', outcome: 'paginated', mode: 'observe' }), 1);
+    assert.equal(sample(m, 'ctxguard_calls_total', { tool: 'directory_tree', outcome: 'paginated', mode: 'enforce' }), undefined);
+    const st = await stats([tfile, '--format', 'json']);
+    assert.equal(st.json.total.calls, 0, 'observe records are no enforce calls');
+    assert.deepEqual([st.json.observe.calls, st.json.observe.tokens_in, st.json.observe.tokens_out],
+      [1, rec.original_tokens, rec.final_tokens]);
+    const table = await stats([tfile]);
+    assert.match(table.stdout, /observe mode +1 call, would have saved \d+ tokens/);
+  });
+});
+
+// ---------------------------------------------------------------- raw pipes: every kind of record
+
+describe('records on raw pipes (lib/raw-server.mjs): string ids, tasks/result, resources/read, compaction', { skip: SKIP, timeout: 60_000 }, () => {
+  let tmp;
+
+  before(() => {
+    tmp = makeTempDir('ctxguard-telemetry-raw-');
+  });
+
+  after(() => {
+    killAllRaw();
+    removeDir(tmp);
+  });
+
+  test('one record per answer with the id as sent (a string too), kind call/task/resource, and final_bytes the UTF-8 length of the line sent', T, async () => {
+    const tfile = path.join(tmp, 'raw.jsonl');
+    const g = rawProxy(rawServerCommand(), ['--telemetry-file', tfile]);
+    const scripted = (resultText) => ({ 'raw-server/result': resultText });
+    const lineOf = async (id, method, params) => {
+      await g.send(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      return g.waitForLine((l) => JSON.parse(l).id === id, 10_000);
+    };
+    const rows = Array.from({ length: 400 }, (_, i) => ({ id: i, name: `row ${i}`, note: 'café ✓ 東京' }));
+    const bigTool = JSON.stringify({ content: [{ type: 'text', text: JSON.stringify({ rows }, null, 2) }] });
+    const logText = Array.from({ length: 3000 }, (_, i) => `2024-01-02 INFO line ${i} ü ${'word '.repeat(8)}`).join('\n');
+    // JSON over the budget as the server spaced it that fits once minified (compacted, not cut).
+    const spacedValue = { rows: Array.from({ length: 120 }, (_, i) => ({ id: i, on: i % 2 === 0, pair: [i, -i], meta: { k: 'v' } })) };
+    const spaced = JSON.stringify(spacedValue, null, 4);
+
+    const lines = {};
+    lines.small = await lineOf('call-é✓', 'tools/call', { name: 'small', arguments: {}, _meta: scripted('{"content":[{"type":"text","text":"naïve ✓ 😀"}]}') });
+    lines.task = await lineOf(2, 'tools/call', { name: 'report', arguments: {}, task: {}, _meta: scripted('{"task":{"taskId":"t-1","status":"working","ttl":60000,"createdAt":"2026-01-02T03:04:05.000Z","lastUpdatedAt":"2026-01-02T03:04:05.000Z"}}') });
+    lines.taskResult = await lineOf(3, 'tasks/result', { taskId: 't-1', _meta: scripted(bigTool) });
+    lines.resource = await lineOf(4, 'resources/read', { uri: 'file:///var/log/big.log', _meta: scripted(JSON.stringify({ contents: [{ uri: 'file:///var/log/big.log', mimeType: 'text/plain', text: logText }] })) });
+    lines.compacted = await lineOf(5, 'tools/call', { name: 'spaced', arguments: {}, _meta: scripted(JSON.stringify({ content: [{ type: 'text', text: spaced }] })) });
+    g.end();
+    const exit = await within(g.exited, 10_000, 'ctxguard exit');
+    assert.equal(exit.code, 0, g.stderrText());
+
+    const recs = readRecords(tfile);
+    assert.deepEqual(recs.map((r) => [r.id, r.kind, r.tool, r.outcome]), [
+      ['call-é✓', 'call', 'small', 'passthrough'],
+      [3, 'task', 'report', 'paginated'],
+      [4, 'resource', 'file:///var/log/big.log', 'chunked'],
+      [5, 'call', 'spaced', 'compacted'],
+    ], `records:\n${recs.map((r) => JSON.stringify(r)).join('\n')}`);
+    const sent = [lines.small, lines.taskResult, lines.resource, lines.compacted];
+    recs.forEach((r, i) => assert.equal(r.final_bytes, Buffer.byteLength(sent[i]), `final_bytes of ${r.id}`));
+    assert.equal(recs[0].original_bytes, recs[0].final_bytes);
+    assert.equal(JSON.parse(lines.compacted).result.content[0].text, JSON.stringify(spacedValue), 'the spaced JSON was minified');
+    for (const r of recs.slice(1)) {
+      assert.equal(r.over_budget, true, `over_budget of ${r.id}`);
+      assert.ok(r.final_tokens < r.original_tokens && r.reduction_pct > 40, `${r.id}: ${r.original_tokens} -> ${r.final_tokens}`);
+      assert.equal(r.reduction_pct, reductionPct(r.original_tokens, r.final_tokens));
+    }
+    assert.equal(recs[1].items_total, 400);
+    assert.ok(!fs.readFileSync(tfile, 'utf8').includes('café'), 'no payload');
+    const st = await stats([tfile, '--format', 'json', '--kind', 'task,resource']);
+    assert.deepEqual([st.json.records.matched, st.json.total.server_calls, st.json.total.rewritten], [2, 2, 2]);
   });
 });
 
@@ -801,6 +960,9 @@ describe('--metrics-listen start-up errors', { skip: SKIP, timeout: 30_000 }, ()
       assert.doesNotMatch(r.stderr, /server started/);
       assert.equal(r.stdout, '');
     }
+    const fromEnv = await runCtxguard(['--', ...markerCommand(marker)], { env: { ...process.env, CTXGUARD_METRICS_LISTEN: 'nonsense' } });
+    assert.equal(fromEnv.code, 2, fromEnv.stderr);
+    assert.match(fromEnv.stderr, /nonsense/);
     assert.equal(fs.existsSync(marker), false, 'the server was started');
   });
 
