@@ -630,7 +630,7 @@ describe('records of refused fetches and of observe mode', { skip: SKIP, timeout
 
 // ---------------------------------------------------------------- raw pipes: every kind of record
 
-describe('records on raw pipes (lib/raw-server.mjs): string ids, tasks/result, resources/read, compaction', { skip: SKIP, timeout: 60_000 }, () => {
+describe('raw pipes (lib/raw-server.mjs): records of every kind, tool labels', { skip: SKIP, timeout: 60_000 }, () => {
   let tmp;
 
   before(() => {
@@ -688,13 +688,39 @@ describe('records on raw pipes (lib/raw-server.mjs): string ids, tasks/result, r
     const st = await stats([tfile, '--format', 'json', '--kind', 'task,resource']);
     assert.deepEqual([st.json.records.matched, st.json.total.server_calls, st.json.total.rewritten], [2, 2, 2]);
   });
+  test('tool names are the client\'s: labels escaped (promtool passes), at most 200 of them, the rest counted as tool="other"', T, async () => {
+    const g = rawProxy(rawServerCommand(), ['--metrics-listen', '0']);
+    const base = await waitFor(() => /metrics endpoint: (http:\/\/[^/\s]+)\/metrics/.exec(g.stderrText())?.[1], 5000, 'the endpoint');
+    const weird = 'we"ird\\name\nwith ✓';
+    const names = [weird, ...Array.from({ length: 250 }, (_, i) => `tool_${i}`)];
+    let id = 0;
+    for (const name of names) {
+      id += 1;
+      await g.send(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, _meta: { 'raw-server/result': '{"content":[{"type":"text","text":"ok"}]}' } } })}\n`);
+    }
+    await g.waitForLine((l) => JSON.parse(l).id === id, 10_000);
+    const text = (await getText(base, '/metrics')).text;
+    if (PROMTOOL) {
+      const check = await promtoolCheck(text);
+      assert.equal(check.code, 0, check.output);
+    }
+    assert.ok(text.includes('ctxguard_calls_total{tool="we\\"ird\\\\name\\nwith ✓",outcome="passthrough",mode="enforce"} 1'), 'the label is escaped');
+    const m = parseMetrics(text);
+    const series = m.filter((x) => x.name === 'ctxguard_calls_total');
+    assert.equal(series.length, 201, '200 tool labels and "other"');
+    assert.equal(sample(m, 'ctxguard_calls_total', { tool: 'other', outcome: 'passthrough', mode: 'enforce' }), names.length - 200);
+    assert.equal(series.reduce((a, x) => a + x.value, 0), names.length);
+    g.end();
+    await within(g.exited, 10_000, 'ctxguard exit');
+  });
 });
 
 // ---------------------------------------------------------------- a server that dies
 
-describe('/health and /metrics when the server is killed (--metrics-linger)', { skip: SKIP, timeout: 60_000 }, () => {
+describe('/health and /metrics when the server is gone (--metrics-linger)', { skip: SKIP, timeout: 60_000 }, () => {
   after(async () => {
     await closeAllSessions();
+    killAllRaw();
   });
 
   test('SIGKILLed server: /health 503 "down" with the signal, ctxguard_server_up 0, stdout closed; SIGTERM ends the 10 s linger at once', T, async () => {
@@ -736,6 +762,25 @@ describe('/health and /metrics when the server is killed (--metrics-linger)', { 
     assert.deepEqual(exit, { code: 137, signal: null }, 'the exit status is still the server\'s');
     await assert.rejects(fetch(base + '/health'), 'the endpoint is gone');
     await s.close();
+  });
+  test('/health while stopping: "stopping" (200) once the client is gone, "down" (503) when the escalation killed the server', T, async () => {
+    const g = rawProxy(rawServerCommand('--ignore-sigterm'),
+      ['--metrics-listen', '0', '--metrics-linger', '10', '--shutdown-timeout', '1', '--kill-timeout', '1']);
+    const base = await waitFor(() => /metrics endpoint: (http:\/\/[^/\s]+)\/metrics/.exec(g.stderrText())?.[1], 5000, 'the endpoint');
+    const childPid = await waitFor(() => g.serverPid(), 5000, 'the "server started: pid=" log line');
+    assert.equal((await health(base)).body.status, 'ok');
+    g.end();
+    const stopping = await waitFor(async () => { const h = await health(base); return h.body.clientConnected === false && h; }, 5000, 'the client to be gone');
+    assert.equal(stopping.status, 200);
+    assert.equal(stopping.body.status, 'stopping');
+    assert.deepEqual(stopping.body.server, { pid: childPid, state: 'running' });
+    // SIGTERM after 1 s is ignored; SIGKILL 1 s later.
+    const down = await waitFor(async () => { const h = await health(base); return h.status === 503 && h; }, 6000, '/health to answer 503');
+    assert.equal(down.body.status, 'down');
+    assert.match(down.body.server.exit, /signal 9/);
+    assert.equal(pidAlive(childPid), false);
+    process.kill(g.pid, 'SIGTERM');
+    assert.deepEqual(await within(g.exited, 3000, 'ctxguard exit'), { code: 137, signal: null });
   });
 });
 
