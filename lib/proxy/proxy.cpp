@@ -348,6 +348,7 @@ class Session {
     }
     to_client_.close();
     co_await to_client_.wait_done();
+    stdio_.close_stdout();  // the client sees the end of its stream now, even if we linger
     delivered_ = true;
     if (child_.group_alive()) {
       // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.

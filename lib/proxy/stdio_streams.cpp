@@ -17,6 +17,21 @@ StdioStreams::StdioStreams(const boost::asio::any_io_executor& executor)
       in_(executor, duplicate(STDIN_FILENO)),
       out_(executor, duplicate(STDOUT_FILENO)) {}
 
+void StdioStreams::close_stdout() {
+  boost::system::error_code ignored;
+  out_.close(ignored);  // when it was not moved out
+  if (saved_out_flags_ >= 0) ::fcntl(STDOUT_FILENO, F_SETFL, saved_out_flags_);
+  saved_out_flags_ = -1;  // descriptor 1 is no longer the client's: nothing to restore
+  // /dev/null rather than a closed descriptor 1, which the next open() would reuse.
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  } else {
+    ::close(STDOUT_FILENO);
+  }
+}
+
 StdioStreams::~StdioStreams() {
   boost::system::error_code ignored;
   in_.close(ignored);

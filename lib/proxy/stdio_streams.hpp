@@ -21,6 +21,12 @@ class StdioStreams {
   boost::asio::posix::stream_descriptor& in() { return in_; }
   boost::asio::posix::stream_descriptor& out() { return out_; }
 
+  // Ends the client's stream now rather than at exit: once the stream out() gave (a duplicate)
+  // is closed, descriptor 1 itself still holds the pipe open, and a client reading to its end
+  // would wait for ctxguard to exit (--metrics-linger keeps it running). Puts descriptor 1's
+  // flags back and points it at /dev/null. Call it once everything for the client was written.
+  void close_stdout();
+
  private:
   int saved_in_flags_;
   int saved_out_flags_;

@@ -23,7 +23,9 @@ std::optional<OversizeAlert> OversizeAlarm::add(Clock::time_point now, bool over
   ++second.calls;
   if (oversized) ++second.oversized;
 
-  if (!oversized) return std::nullopt;  // only an oversized call can tip the share over
+  // Any call may be the one that makes the window count: 2 oversized calls followed by 18 small
+  // ones are 10% of 20 at the 20th, a small one. (Once the count is reached, only an oversized
+  // call raises the share, but checking every call costs one pass over the ring.)
   if (last_alert_ && now - *last_alert_ < options_.window) return std::nullopt;
   const OversizeAlert alert = current(now);
   if (alert.calls < options_.min_calls || alert.share() <= options_.threshold) return std::nullopt;

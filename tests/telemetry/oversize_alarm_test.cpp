@@ -32,6 +32,29 @@ TEST_CASE("oversize_alarm: too few calls in the window raise nothing") {
   CHECK(alarm.add(kStart + 19s, true).has_value());  // the 20th: 100%
 }
 
+TEST_CASE("oversize_alarm: the call that brings the window to min_calls may be a small one") {
+  OversizeAlarm alarm({.window = 300s, .threshold = 0.05, .min_calls = 20});
+  CHECK_FALSE(alarm.add(kStart, true).has_value());
+  CHECK_FALSE(alarm.add(kStart + 1s, true).has_value());
+  for (int i = 0; i < 17; ++i) CHECK_FALSE(alarm.add(kStart + 2s + 1s * i, false).has_value());
+  // The 20th call: 2 oversized of 20 (10%).
+  const auto alert = alarm.add(kStart + 19s, false);
+  REQUIRE(alert.has_value());
+  CHECK(alert->calls == 20);
+  CHECK(alert->oversized == 2);
+  // Once per window, small or oversized calls alike.
+  CHECK_FALSE(alarm.add(kStart + 20s, false).has_value());
+  CHECK_FALSE(alarm.add(kStart + 21s, true).has_value());
+  CHECK(alarm.alerts() == 1);
+}
+
+TEST_CASE("oversize_alarm: a share that falls to 5% or below raises nothing") {
+  OversizeAlarm alarm({.window = 300s, .threshold = 0.05, .min_calls = 20});
+  CHECK_FALSE(alarm.add(kStart, true).has_value());
+  for (int i = 1; i < 40; ++i) CHECK_FALSE(alarm.add(kStart + 1s * i, false).has_value());
+  CHECK(alarm.alerts() == 0);
+}
+
 TEST_CASE("oversize_alarm: at most one alert per window, another after it") {
   OversizeAlarm alarm({.window = 60s, .threshold = 0.05, .min_calls = 4});
   int alerts = 0;
