@@ -37,6 +37,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   closeAllSessions,
   connectProxied,
+  connectSession,
   killAllRaw,
   makeDataFolder,
   makeFiles,
@@ -91,14 +92,7 @@ async function connectCapturing(cmd, ctxguardArgs) {
     }
     return byId;
   };
-  try {
-    await session.client.connect(session.transport);
-  } catch (err) {
-    err.message += `\nctxguard stderr:\n${session.stderrText()}`;
-    await session.close();
-    throw err;
-  }
-  return session;
+  return connectSession(session);
 }
 
 /** The id of the last tools/call the client sent. */

@@ -193,7 +193,11 @@ export function proxiedSession(cmd, ctxguardArgs = [], clientOptions = {}) {
  * Returns {client, transport, stderrText(), pid (ctxguard), serverPid(), exited, close()}.
  */
 export async function connectProxied(cmd, ctxguardArgs = [], clientOptions = {}) {
-  const session = proxiedSession(cmd, ctxguardArgs, clientOptions);
+  return connectSession(proxiedSession(cmd, ctxguardArgs, clientOptions));
+}
+
+/** Connects the client of a proxiedSession(); on failure closes it and adds ctxguard's stderr. */
+export async function connectSession(session) {
   try {
     await session.client.connect(session.transport);
   } catch (err) {
