@@ -29,6 +29,7 @@
 #include <boost/asio/post.hpp>
 
 #include "config/profile.hpp"
+#include "percentile.hpp"
 #include "proxy/config_reloader.hpp"
 #include "proxy/interceptor.hpp"
 
@@ -40,12 +41,6 @@ using ctxguard::session::Direction;
 namespace {
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1,
-                         static_cast<std::size_t>(p * static_cast<double>(values.size())))];
-}
 
 // A realistic file: the documented defaults plus 20 per-tool rules.
 std::string config_text(std::size_t budget) {

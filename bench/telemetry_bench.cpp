@@ -30,6 +30,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/profile.hpp"
+#include "percentile.hpp"
 #include "proxy/interceptor.hpp"
 #include "telemetry/call_telemetry.hpp"
 #include "telemetry/status_pages.hpp"
@@ -41,12 +42,6 @@ namespace telemetry = ctxguard::telemetry;
 namespace {
 
 double us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1,
-                         static_cast<std::size_t>(p * static_cast<double>(values.size())))];
-}
 
 std::string answer_line(int id, int rows) {
   std::string items = "[";

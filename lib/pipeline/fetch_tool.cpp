@@ -174,10 +174,12 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
                   : carried ? std::min<std::size_t>(request.payload.limit, budget_->max_page_size)
                             : budget_->page_size;
   if (!request.query.empty() && !budget_->search) {
-    return fail(fmt::format(
-        "Search is turned off for results of {} (search: false in ctxguard's configuration). "
-        "Page through it without `query`.",
-        entry->tool), "search-off");
+    return fail(
+        fmt::format(
+            "Search is turned off for results of {} (search: false in ctxguard's configuration). "
+            "Page through it without `query`.",
+            entry->tool),
+        "search-off");
   }
   const CachedPart& part = entry->parts[request.payload.part];
   answer.record.cache_entry = entry_id;

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "support/write_all.hpp"
+
 namespace ctxguard::spill {
 namespace {
 
@@ -16,8 +18,6 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxNameBytes = 48;
 constexpr mode_t kFileMode = 0600;
-// Bounded writes: Linux moves at most about 2 GB per write() anyway.
-constexpr std::size_t kMaxWriteBytes = std::size_t{1} << 30;
 
 std::error_code errno_code(int error) { return {error, std::system_category()}; }
 
@@ -40,24 +40,6 @@ int create_exclusive(const fs::path& path) {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode);
   } while (fd < 0 && errno == EINTR);
   return fd;
-}
-
-// Writes everything, retrying interruptions and short writes; 0 or an errno.
-int write_all(int fd, std::string_view content) {
-  const char* data = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t written = ::write(fd, data, std::min(left, kMaxWriteBytes));
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    // write() of a non-zero count returning 0 would otherwise loop forever.
-    if (written == 0) return EIO;
-    data += written;
-    left -= static_cast<std::size_t>(written);
-  }
-  return 0;
 }
 
 // Linux releases the descriptor even when close() reports EINTR, so it is not retried (that

@@ -13,6 +13,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "support/write_all.hpp"
+
 namespace ctxguard::telemetry {
 
 namespace {
@@ -22,19 +24,6 @@ constexpr auto kErrorLogInterval = std::chrono::minutes(1);
 constexpr auto kFlushInterval = std::chrono::milliseconds(100);
 
 std::error_code last_error() { return {errno, std::system_category()}; }
-
-// Writes all of `data` to `fd`, resuming after partial writes and EINTR.
-std::error_code write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return last_error();
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
-}
 
 Result<int> open_append(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -185,7 +174,9 @@ Result<std::unique_ptr<RecordWriter>> open_record_file(const std::string& path,
     ::close(*descriptor);
     delete descriptor;
   });
-  auto sink = [fd](std::string_view batch) { return write_all(*fd, batch); };
+  auto sink = [fd](std::string_view batch) {
+    return std::error_code(write_all(*fd, batch), std::system_category());
+  };
   auto reopen = [fd, path]() -> std::error_code {
     auto again = open_append(path);
     if (!again) return again.error();

@@ -43,7 +43,14 @@ const std::string& TrafficMetrics::tool_label(const std::string& tool) {
 }
 
 void TrafficMetrics::add(const CallEvent& event) {
-  Totals& totals = by_call_[Key{tool_label(event.tool), event.outcome, event.observed}];
+  // Looked up by view: a call of a known tool allocates nothing.
+  const std::string& tool = tool_label(event.tool);
+  auto found = by_call_.find(
+      std::tuple<std::string_view, Outcome, bool>{tool, event.outcome, event.observed});
+  if (found == by_call_.end()) {
+    found = by_call_.emplace(Key{tool, event.outcome, event.observed}, Totals{}).first;
+  }
+  Totals& totals = found->second;
   ++totals.calls;
   totals.oversized += event.over_budget ? 1 : 0;
   totals.original_tokens += event.original_tokens;

@@ -72,7 +72,7 @@ class TrafficMetrics {
   std::size_t max_tools_;
   std::set<std::string, std::less<>> tools_;
   std::string other_{kOtherTool};
-  std::map<Key, Totals> by_call_;
+  std::map<Key, Totals, std::less<>> by_call_;
   std::map<std::string, std::uint64_t, std::less<>> cursor_errors_;
   Histogram proxy_latency_;
   Histogram server_latency_;

@@ -15,10 +15,7 @@ TEST_CASE("interceptor events: a small answer is recorded as passed through, mea
   Session session;
   session.from_client(call(1, "list"));
   const std::string line = ctxguard::to_json(response(1, big_result(3)));
-  REQUIRE(session.interceptor
-              .on_line(Direction::kServerToClient, line, std::chrono::steady_clock::now(),
-                       std::chrono::system_clock::now())
-              .action == Verdict::Action::kForward);
+  REQUIRE(session.from_server_line(line).action == Verdict::Action::kForward);
   REQUIRE(session.events.size() == 1);
   const auto& event = session.events.front();
   CHECK(event.kind == CallKind::kCall);
@@ -39,9 +36,7 @@ TEST_CASE("interceptor events: a paginated answer records its sizes before and a
   Session session;
   session.from_client(call("a-1", "list"));
   const std::string line = ctxguard::to_json(response("a-1", big_result(3000)));
-  const Verdict verdict = session.interceptor.on_line(Direction::kServerToClient, line,
-                                                      std::chrono::steady_clock::now(),
-                                                      std::chrono::system_clock::now());
+  const Verdict verdict = session.from_server_line(line);
   REQUIRE(verdict.action == Verdict::Action::kSend);
   REQUIRE(session.events.size() == 1);
   const auto& event = session.events.front();
@@ -110,10 +105,7 @@ TEST_CASE("interceptor events: observe mode records what enforce would have sent
                                   std::chrono::steady_clock::now());
   session.from_client(call(1, "list"));
   const std::string line = ctxguard::to_json(response(1, big_result(3000)));
-  REQUIRE(session.interceptor
-              .on_line(Direction::kServerToClient, line, std::chrono::steady_clock::now(),
-                       std::chrono::system_clock::now())
-              .action == Verdict::Action::kForward);
+  REQUIRE(session.from_server_line(line).action == Verdict::Action::kForward);
   REQUIRE(session.events.size() == 1);
   const auto& event = session.events.front();
   CHECK(event.observed);

@@ -32,8 +32,12 @@ struct Session {
                                std::chrono::steady_clock::now(), std::chrono::system_clock::now());
   }
   Verdict from_server(const json::value& message) {
-    return interceptor.on_line(Direction::kServerToClient, ctxguard::to_json(message),
-                               std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    return from_server_line(ctxguard::to_json(message));
+  }
+  // The server's line as written (tests that compare sizes on the wire).
+  Verdict from_server_line(std::string_view line) {
+    return interceptor.on_line(Direction::kServerToClient, line, std::chrono::steady_clock::now(),
+                               std::chrono::system_clock::now());
   }
 };
 

@@ -199,6 +199,6 @@ TEST_CASE("record_writer: a sink stuck past the drain timeout does not hang dest
     REQUIRE(writer.push("stuck"));
     gate->wait_entered();
     REQUIRE(writer.push("never written"));
-  }  // returns after about 50 ms although the sink is still blocked
+  }              // returns after about 50 ms although the sink is still blocked
   gate->open();  // the abandoned thread finishes on its own state
 }
