@@ -12,6 +12,9 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libboost-filesystem1.81-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2
   prometheus  # promtool checks what /metrics serves (tests); the server is not started
+  # The sanitized build and the fuzz targets (scripts/test-sanitized.sh, scripts/fuzz.sh):
+  # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
+  clang libclang-rt-14-dev llvm
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

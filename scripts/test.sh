@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test through CTest: unit tests, relay and
 # lifecycle tests of the real binary, and the end-to-end tests with the real MCP SDK client
-# against real MCP servers. Exits non-zero on any failure.
+# against real MCP servers; then all of it again built with clang under AddressSanitizer and
+# UndefinedBehaviorSanitizer, with each libFuzzer target run for a bounded time
+# (scripts/test-sanitized.sh). Exits non-zero on any failure or sanitizer report.
 #
 #   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R relay]
 set -euo pipefail
@@ -11,3 +13,5 @@ build="${CTXGUARD_BUILD_DIR:-$repo/build}"
 "$repo/scripts/setup.sh"
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
+# The same suite again under ASan + UBSan, plus a bounded run of every fuzz target.
+"$repo/scripts/test-sanitized.sh" "$@"

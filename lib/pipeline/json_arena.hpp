@@ -28,7 +28,8 @@ class JsonArena final : public boost::json::memory_resource {
     }
     void do_deallocate(void* p, std::size_t n, std::size_t align) override {
       bytes -= n;
-      ::operator delete(p, n, std::align_val_t(align));
+      // Unsized: clang before 19 does not declare sized deallocation by default.
+      ::operator delete(p, std::align_val_t(align));
     }
     bool do_is_equal(const memory_resource& other) const noexcept override {
       return this == &other;

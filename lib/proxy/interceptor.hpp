@@ -66,6 +66,7 @@ class Interceptor {
   void set_call_sink(CallSink sink) { call_sink_ = std::move(sink); }
 
   session::SessionRouter& router() { return router_; }
+  const session::SessionRouter& router() const { return router_; }
   void set_spill_writer(pipeline::ResultPipeline::SpillWriter writer) {
     pipeline_.set_spill_writer(std::move(writer));
   }

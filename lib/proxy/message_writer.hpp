@@ -41,6 +41,8 @@ class MessageWriter {
   boost::asio::awaitable<void> wait_done();
 
   bool failed() const { return failed_; }
+  // Bytes waiting to be written (the backpressure figure /metrics reports).
+  std::size_t queued_bytes() const { return queued_bytes_; }
   std::string_view peer() const { return peer_; }
 
  private:

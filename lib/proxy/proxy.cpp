@@ -109,6 +109,10 @@ class Session {
     status.messages_from_client = messages_from_client_;
     status.messages_from_server = messages_from_server_;
     status.oversized_lines_dropped = oversized_lines_dropped_;
+    status.client_requests_in_flight = interceptor_.router().in_flight(Direction::kClientToServer);
+    status.server_requests_in_flight = interceptor_.router().in_flight(Direction::kServerToClient);
+    status.queued_to_client_bytes = to_client_.queued_bytes();
+    status.queued_to_server_bytes = to_server_.queued_bytes();
     status.oversize_alarm = telemetry_.alarm().options();
     status.oversize_window = telemetry_.alarm().current(std::chrono::steady_clock::now());
     status.oversize_alerts = telemetry_.alarm().alerts();

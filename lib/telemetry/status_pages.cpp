@@ -47,6 +47,17 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
   out.family("ctxguard_oversized_lines_dropped_total", MetricType::kCounter,
              "Lines longer than --max-message-bytes, dropped.");
   out.sample("ctxguard_oversized_lines_dropped_total", {}, process.oversized_lines_dropped);
+  out.family("ctxguard_requests_in_flight", MetricType::kGauge,
+             "Requests relayed and not yet answered (or cancelled), by the peer that sent them.");
+  out.sample("ctxguard_requests_in_flight", {{"from", "client"}},
+             process.client_requests_in_flight);
+  out.sample("ctxguard_requests_in_flight", {{"from", "server"}},
+             process.server_requests_in_flight);
+  out.family("ctxguard_queued_bytes", MetricType::kGauge,
+             "Bytes waiting for a slow reader, by the peer that will read them (bounded: "
+             "backpressure).");
+  out.sample("ctxguard_queued_bytes", {{"to", "client"}}, process.queued_to_client_bytes);
+  out.sample("ctxguard_queued_bytes", {{"to", "server"}}, process.queued_to_server_bytes);
   out.family("ctxguard_oversize_alerts_total", MetricType::kCounter,
              "Warnings that oversized answers exceeded the alert share of tool calls.");
   out.sample("ctxguard_oversize_alerts_total", {}, process.oversize_alerts);
@@ -133,6 +144,8 @@ HealthPage health_page(const TrafficMetrics& traffic, const ProcessStatus& proce
       {"cache", json::object{{"entries", process.cache.entries},
                              {"bytes", process.cache.bytes},
                              {"maxBytes", process.cache_max_bytes}}},
+      {"requestsInFlight", json::object{{"fromClient", process.client_requests_in_flight},
+                                        {"fromServer", process.server_requests_in_flight}}},
       {"configReloads",
        json::object{{"applied", process.reloads_applied}, {"refused", process.reloads_refused}}},
   };

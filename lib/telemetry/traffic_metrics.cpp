@@ -45,8 +45,7 @@ const std::string& TrafficMetrics::tool_label(const std::string& tool) {
 void TrafficMetrics::add(const CallEvent& event) {
   // Looked up by view: a call of a known tool allocates nothing.
   const std::string& tool = tool_label(event.tool);
-  auto found = by_call_.find(
-      std::tuple<std::string_view, Outcome, bool>{tool, event.outcome, event.observed});
+  auto found = by_call_.find(KeyView{tool, event.outcome, event.observed});
   if (found == by_call_.end()) {
     found = by_call_.emplace(Key{tool, event.outcome, event.observed}, Totals{}).first;
   }

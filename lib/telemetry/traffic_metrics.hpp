@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "telemetry/call_event.hpp"
@@ -66,13 +67,27 @@ class TrafficMetrics {
     std::uint64_t final_bytes = 0;
   };
   using Key = std::tuple<std::string, Outcome, bool>;  // tool, outcome, observed
+  using KeyView = std::tuple<std::string_view, Outcome, bool>;
+  // Orders Key and KeyView alike, so a call of a known tool is looked up without a copy of its
+  // name (comparing tuples of string and string_view directly is not portable to clang).
+  struct KeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+    template <class K>
+    static KeyView view(const K& key) {
+      return {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+    }
+  };
 
   const std::string& tool_label(const std::string& tool);
 
   std::size_t max_tools_;
   std::set<std::string, std::less<>> tools_;
   std::string other_{kOtherTool};
-  std::map<Key, Totals, std::less<>> by_call_;
+  std::map<Key, Totals, KeyLess> by_call_;
   std::map<std::string, std::uint64_t, std::less<>> cursor_errors_;
   Histogram proxy_latency_;
   Histogram server_latency_;
