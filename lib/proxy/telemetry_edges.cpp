@@ -57,7 +57,8 @@ HttpAnswer answer_status_request(std::string_view target, const telemetry::Traff
     telemetry::HealthPage page = telemetry::health_page(traffic, process);
     return {page.status, "application/json", std::move(page.body)};
   }
-  if (path == "/") return {200, "text/plain; charset=utf-8", "ctxguard: /metrics /health\n"};
+  // Nothing else is served, not even an index at "/": the endpoint's whole surface is these two
+  // pages (docs/security.md). The body is fixed: it never echoes the target.
   return {404, "text/plain; charset=utf-8", "not found: try /metrics or /health\n"};
 }
 

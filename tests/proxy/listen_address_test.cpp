@@ -68,8 +68,15 @@ TEST_CASE("telemetry edges: requests are routed to /metrics, /health and 404") {
   const auto health = answer_status_request("/health", traffic, process);
   CHECK(health.content_type == "application/json");
   CHECK(health.body.find(R"("status":"ok")") != std::string::npos);
-  CHECK(answer_status_request("/", traffic, process).status == 200);
-  CHECK(answer_status_request("/metricsx", traffic, process).status == 404);
+  CHECK(answer_status_request("/health?verbose", traffic, process).status == 200);
+  // Nothing but the two pages, not even an index; the 404 never echoes the target.
+  for (const char* target : {"/", "/metricsx", "/metrics/", "//metrics", "/METRICS", "/debug",
+                             "/metrics/../etc/passwd", "http://127.0.0.1:9464/metrics", "*", ""}) {
+    CAPTURE(target);
+    const auto answer = answer_status_request(target, traffic, process);
+    CHECK(answer.status == 404);
+    CHECK(answer.body == "not found: try /metrics or /health\n");
+  }
   process.server_running = false;
   CHECK(answer_status_request("/health", traffic, process).status == 503);
 }

@@ -16,6 +16,7 @@ export function rawClient(g) {
   const unmatched = [];
   let tail = Buffer.alloc(0);
   let nextId = 1;
+  let written = Promise.resolve(); // one write waits for 'drain' at a time, in order
   g.proc.stdout.on('data', (chunk) => {
     let data = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk;
     for (let nl = data.indexOf(10); nl >= 0; nl = data.indexOf(10)) {
@@ -39,7 +40,9 @@ export function rawClient(g) {
     async send(message) {
       const id = message.id;
       const answered = new Promise((resolve) => pending.set(id, resolve));
-      await g.send(`${JSON.stringify(message)}\n`);
+      const line = `${JSON.stringify(message)}\n`;
+      written = written.then(() => g.send(line));
+      await written;
       return answered;
     },
     async request(method, params, id = nextId++) {

@@ -13,6 +13,8 @@
 //    with {"jsonrpc":"2.0","id":i,"result":<that string, verbatim>} instead:
 //    the string is the exact JSON text of the result, so a test can script
 //    any answer (a tool result, a task, a tasks/result payload) byte for byte;
+//  - a request whose params._meta["raw-server/error"] is an object is answered
+//    with {"jsonrpc":"2.0","id":i,"error":<that object>};
 //  - a request whose params._meta["raw-server/generate"] is
 //    {"kind": "records"|"text", "bytes": N, "tag": S} is answered with a tool
 //    result of one text item: for "records" the JSON text
@@ -77,6 +79,11 @@ function handle(line) {
   const generate = msg.params?._meta?.['raw-server/generate'];
   if (msg.method !== undefined && msg.id !== undefined && generate && typeof generate === 'object') {
     answerGenerated(msg.id, generate);
+    return;
+  }
+  const error = msg.params?._meta?.['raw-server/error'];
+  if (msg.method !== undefined && msg.id !== undefined && error && typeof error === 'object') {
+    write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, error })}\n`);
     return;
   }
   const scripted = msg.params?._meta?.['raw-server/result'];
