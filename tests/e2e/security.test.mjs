@@ -1,5 +1,6 @@
 // Security guarantees (issue 7, part 5) end to end, on raw pipes with lib/raw-server.mjs
 // (docs/security.md lists each guarantee with the test that proves it):
+//   - the cursor secret is not passed on to the server's environment;
 //   - a cursor is bound to the process that issued it: through another ctxguard it is refused as
 //     altered (reason `forged`); with the same CTXGUARD_CURSOR_SECRET it passes the signature but
 //     finds nothing (reason `evicted`), never a page of the other process's results;
@@ -25,7 +26,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ctxguardBin, killAllRaw, makeTempDir, pidAlive, rawProxy, rawServerCommand, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { ctxguardBin, killAllRaw, makeTempDir, pidAlive, rawProxy, rawServerCommand, removeDir, runCtxguard, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import { ctxguardOf, generated, metricsBase, rawClient } from './lib/raw-client.mjs';
 
 const SKIP = skipWithoutCtxguard();
@@ -187,6 +188,16 @@ describe('cursors are bound to the process that issued them', { skip: SKIP, time
     assert.equal(page(await cd.fetch(await issuedCursor(cd, 'd-4'))).items[0].id, 51);
     for (const g of [c, d, e]) g.end();
     for (const g of [c, d, e]) assert.equal((await within(g.exited, 10_000, 'exit')).code, 0);
+  });
+});
+
+describe('the cursor secret stays in ctxguard', { skip: SKIP, timeout: 30_000 }, () => {
+  test('the server does not inherit CTXGUARD_CURSOR_SECRET; other variables pass', T, async () => {
+    const script = 'echo "secret=${CTXGUARD_CURSOR_SECRET:-unset} other=${OTHER_VARIABLE:-unset}" >&2';
+    const r = await runCtxguard(['--', '/bin/sh', '-c', script], { env: { ...process.env, CTXGUARD_CURSOR_SECRET: SECRET, OTHER_VARIABLE: 'passed' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /secret=unset other=passed/);
+    assert.ok(!r.stderr.includes(SECRET), 'the secret is in the output');
   });
 });
 
