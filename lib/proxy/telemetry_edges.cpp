@@ -27,7 +27,8 @@ std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySe
       return kExitUsage;
     }
     const ListenAddress& listen = std::get<ListenAddress>(address);
-    auto started = MetricsServer::start(io, listen, std::move(handler));
+    auto started = MetricsServer::start(io, listen, std::move(handler),
+                                        {.loopback_hosts_only = listen.address.is_loopback()});
     if (!started) {
       spdlog::error("cannot serve metrics on {}: {}", *settings.metrics_listen,
                     started.error().message());

@@ -13,8 +13,9 @@
 //     the secret;
 //   - the metrics endpoint listens on 127.0.0.1 only (checked in the kernel's socket table: tests
 //     send nothing to other addresses) and answers nothing but /metrics and /health: other paths,
-//     traversal, absolute-form targets, other methods and HTTP/1.0 get 404 or 405 with a fixed
-//     body that echoes nothing;
+//     traversal, absolute-form targets, other methods and HTTP/1.0 get 404 or 405, a Host header
+//     that is not a loopback address (DNS rebinding) 403, each with a fixed body that echoes
+//     nothing;
 //   - at the default log level, payload markers (in arguments, results, errors, queries, cursors,
 //     lines that are not JSON-RPC) reach neither ctxguard's stderr nor --telemetry-file; at
 //     --log-level debug only method names and ids are added.
@@ -312,7 +313,7 @@ describe('the metrics endpoint', { skip: SKIP, timeout: 90_000 }, () => {
     assert.equal((await within(g.exited, 10_000, 'exit')).code, 0);
   });
 
-  test('nothing but /metrics and /health: other paths, traversal, absolute-form, other methods get 404/405 with a fixed body', T, async () => {
+  test('nothing but /metrics and /health: other paths, traversal, absolute-form, other methods get 404/405, a Host that is not loopback 403, with a fixed body', T, async () => {
     const marker = 'ENDPOINTcanary31';
     const g = rawProxy(rawServerCommand(), ['--metrics-listen', '0']);
     const client = rawClient(g);
@@ -322,6 +323,7 @@ describe('the metrics endpoint', { skip: SKIP, timeout: 90_000 }, () => {
     await client.call('list_records', { q: marker }, generated('records', 256 * 1024, marker));
     const NOT_FOUND = 'not found: try /metrics or /health\n';
     const NOT_ALLOWED = 'method not allowed\n';
+    const FORBIDDEN = 'forbidden: the Host header must name 127.0.0.1, [::1] or localhost\n';
     const get = (target, version = '1.1') => `GET ${target} HTTP/${version}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
     const cases = [
       [get('/'), 404, NOT_FOUND],
@@ -339,6 +341,9 @@ describe('the metrics endpoint', { skip: SKIP, timeout: 90_000 }, () => {
       [get(`http://127.0.0.1:${port}/metrics`), 404, NOT_FOUND],
       [get('http://example.invalid/health'), 404, NOT_FOUND],
       [get('/debug', '1.0'), 404, NOT_FOUND],
+      // DNS rebinding: a page whose name now points at 127.0.0.1 sends its own name as Host.
+      [`GET /metrics HTTP/1.1\r\nHost: rebound.example:${port}\r\nConnection: close\r\n\r\n`, 403, FORBIDDEN],
+      [`GET /health HTTP/1.1\r\nHost: 0.0.0.0:${port}\r\nConnection: close\r\n\r\n`, 403, FORBIDDEN],
       [`HEAD /debug HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, 404, ''],
       [`POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"a":1}`, 405, NOT_ALLOWED],
       [`PUT /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, 405, NOT_ALLOWED],
@@ -357,8 +362,11 @@ describe('the metrics endpoint', { skip: SKIP, timeout: 90_000 }, () => {
       if (status === 405) assert.equal(answer.headers.allow, 'GET, HEAD', what);
     }
     // The two pages: a query string is ignored, HTTP/1.0 is served; neither carries payload.
-    for (const [target, version, type] of [['/metrics?x=1', '1.1', /^text\/plain; version=0\.0\.4/], ['/health?x', '1.1', /^application\/json/], ['/metrics', '1.0', /^text\/plain/]]) {
-      const answer = await rawHttp(port, get(target, version));
+    for (const [target, version, type, host] of [
+      ['/metrics?x=1', '1.1', /^text\/plain; version=0\.0\.4/, '127.0.0.1'], ['/health?x', '1.1', /^application\/json/, `localhost:${port}`],
+      ['/metrics', '1.0', /^text\/plain/, null],
+    ]) {
+      const answer = await rawHttp(port, `GET ${target} HTTP/${version}\r\n${host ? `Host: ${host}\r\n` : ''}Connection: close\r\n\r\n`);
       assert.equal(answer.status, 200, target);
       assert.match(answer.headers['content-type'], type, target);
       assert.ok(!answer.body.includes(marker), `${target} carries payload`);

@@ -55,6 +55,24 @@ TEST_CASE("listen address: malformed text is refused with a reason that quotes i
   CHECK_THAT(error("[localhost]:80"), Catch::Contains("not an IP address"));
 }
 
+TEST_CASE("listen address: a Host header names this machine only by a loopback address") {
+  using ctxguard::proxy::is_loopback_host;
+  for (const char* host : {"127.0.0.1", "127.0.0.1:9464", "127.1.2.3:80", "localhost",
+                           "LocalHost:9464", "[::1]", "[::1]:9464", "[0:0:0:0:0:0:0:1]:1"}) {
+    CAPTURE(host);
+    CHECK(is_loopback_host(host));
+  }
+  // What DNS rebinding sends (the attacker's name), other addresses, and malformed values.
+  for (const char* host :
+       {"evil.example", "evil.example:9464", "localhost.evil.example", "127.0.0.1.nip.io:9464",
+        "0.0.0.0:9464", "192.0.2.1:9464", "[::]:9464", "[::ffff:127.0.0.1]:9464", "::1",
+        "127.0.0.1:", "127.0.0.1:94a", "127.0.0.1:123456", "[::1", "[::1]x", "[127.0.0.1]:80", "",
+        " 127.0.0.1", "localhost:9464:1"}) {
+    CAPTURE(host);
+    CHECK_FALSE(is_loopback_host(host));
+  }
+}
+
 #include "proxy/telemetry_edges.hpp"
 
 TEST_CASE("telemetry edges: requests are routed to /metrics, /health and 404") {
