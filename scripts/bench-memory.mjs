@@ -3,11 +3,12 @@
 // answer measured and stated"), as a ratio to the answer's size. For each kind and size, a fresh
 // ctxguard (default settings, --metrics-listen 0) in front of tests/e2e/lib/raw-server.mjs, which
 // answers one tools/call with a generated result of one text item: JSON records
-// ({"tag":..,"records":[{"id","name","status","score","note"},...]}, paginated) or a log-like plain
-// text (chunked). Measured: VmHWM of ctxguard from /proc/<pid>/status once the answer has arrived,
+// ({"tag":..,"records":[{"id","name","status","score","note"},...]}, paginated), JSON numbers
+// ({"tag":..,"numbers":[0,1,...]}: one-digit numbers, the worst case, since every two bytes of
+// text become a 16-byte value when parsed) or a log-like plain text (chunked). Measured: VmHWM of ctxguard from /proc/<pid>/status once the answer has arrived,
 // and the bytes the cache charges for the result (ctxguard_cache_bytes on /metrics).
 //
-//   node scripts/bench-memory.mjs [--ctxguard PATH] [--sizes 10,100] [--kinds records,text]
+//   node scripts/bench-memory.mjs [--ctxguard PATH] [--sizes 10,100] [--kinds records,text,numbers]
 //
 // Prints ratios, asserts nothing (tests/e2e/bounds.test.mjs asserts the bound). Linux only.
 
@@ -21,7 +22,7 @@ const argv = process.argv.slice(2);
 const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const ctxguard = path.resolve(option('--ctxguard', path.join(repo, 'build', 'ctxguard')));
 const sizes = option('--sizes', '10,100').split(',').map(Number);
-const kinds = option('--kinds', 'records,text').split(',');
+const kinds = option('--kinds', 'records,text,numbers').split(',');
 const rawServer = path.join(repo, 'tests', 'e2e', 'lib', 'raw-server.mjs');
 const MiB = 1024 * 1024;
 

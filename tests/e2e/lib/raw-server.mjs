@@ -16,10 +16,11 @@
 //  - a request whose params._meta["raw-server/error"] is an object is answered
 //    with {"jsonrpc":"2.0","id":i,"error":<that object>};
 //  - a request whose params._meta["raw-server/generate"] is
-//    {"kind": "records"|"text", "bytes": N, "tag": S} is answered with a tool
-//    result of one text item: for "records" the JSON text
+//    {"kind": "records"|"numbers"|"text", "bytes": N, "tag": S} is answered
+//    with a tool result of one text item: for "records" the JSON text
 //    {"tag":S,"records":[{"id":..,"name":..,"status":..,"score":..,"note":..},...]},
-//    for "text" a log-like text whose first line is S; either sized so that
+//    for "numbers" {"tag":S,"numbers":[0,1,...,9,0,...]} (one-digit numbers),
+//    for "text" a log-like text whose first line is S; each sized so that
 //    the whole answer line is about N bytes. The bytes after the tag are
 //    generated once per (kind, N) and reused, so a flood of large answers
 //    costs the server almost nothing; S (any string) varies them.
@@ -112,7 +113,13 @@ function generatedTail(kind, bytes) {
   const parts = [];
   let size = 0;
   const push = (s) => { parts.push(s); size += s.length; }; // ASCII only: length is bytes
-  if (kind === 'text') {
+  if (kind === 'numbers') {
+    // The costliest JSON to parse per byte: one array of one-digit numbers.
+    push(inString(',"numbers":['));
+    const run = Array.from({ length: 4096 }, (_, i) => i % 10).join(',');
+    while (size < bytes) push(`${run},`);
+    push(`0${inString(']}')}"}]}}\n`);
+  } else if (kind === 'text') {
     push(inString('\n'));
     for (let i = 0; size < bytes; i++) {
       const note = Array.from({ length: 8 }, (_, k) => NOTE_WORDS[(i * 7 + k * 3) % NOTE_WORDS.length]).join(' ');
