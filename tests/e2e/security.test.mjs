@@ -19,6 +19,8 @@
 //   - at the default log level, payload markers (in arguments, results, errors, queries, cursors,
 //     lines that are not JSON-RPC) reach neither ctxguard's stderr nor --telemetry-file; at
 //     --log-level debug only method names and ids are added.
+// Found by these tests and fixed, each test kept: the server inherited CTXGUARD_CURSOR_SECRET;
+// the endpoint served an index page at /; it answered any Host (readable by DNS rebinding).
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
