@@ -136,7 +136,7 @@ Response make_response(const HttpAnswer& answer, unsigned version, bool keep_ali
   return response;
 }
 
-// Whom a request is for decides before the handler is asked (see loopback_hosts_only).
+// The method, then the Host header (see loopback_hosts_only), before the handler is asked.
 HttpAnswer answer_for(const Request& request, const HttpHandler& handler,
                       const MetricsServerOptions& options) {
   const http::verb method = request.method();
