@@ -166,14 +166,20 @@ class Session {
 
   awaitable<void> pump(Direction direction, asio::posix::stream_descriptor& input) {
     jsonrpc::LineFramer framer(settings_.max_message_bytes);
+    // Once finish() has begun, what the client sends can no longer be answered: it stays unread,
+    // so every request that was read is among those finish() answers with an error.
+    const auto unread = [&] { return direction == Direction::kClientToServer && finishing_; };
     while (true) {
       const std::span<char> space = framer.prepare();
       auto [ec, n] =
           co_await input.async_read_some(asio::buffer(space.data(), space.size()), kUseTuple);
       framer.commit(n);
-      while (auto line = framer.next()) co_await forward(direction, *line);
+      while (auto line = framer.next()) {
+        if (unread()) co_return;
+        co_await forward(direction, *line);
+      }
       if (ec) {
-        if (auto last = framer.finish()) co_await forward(direction, *last);
+        if (auto last = framer.finish(); last && !unread()) co_await forward(direction, *last);
         if (ec != asio::error::eof) {
           spdlog::warn("reading from the {} failed: {}", sender(direction), ec.message());
         }
