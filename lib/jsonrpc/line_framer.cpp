@@ -4,14 +4,6 @@
 #include <cstring>
 
 namespace ctxguard::jsonrpc {
-namespace {
-
-std::string_view prefix(const char* data, std::size_t size) {
-  return {data, std::min(size, LineFramer::kOversizedPrefixBytes)};
-}
-
-}  // namespace
-
 LineFramer::LineFramer(std::size_t max_line_bytes, std::size_t read_chunk_bytes)
     : max_line_bytes_(std::max<std::size_t>(max_line_bytes, 1)),
       read_chunk_bytes_(std::max<std::size_t>(read_chunk_bytes, 1)) {}
@@ -33,43 +25,95 @@ std::optional<LineFramer::Line> LineFramer::next() {
     const void* hit = std::memchr(base + scanned_, '\n', end_ - scanned_);
     if (hit == nullptr) {
       scanned_ = end_;
-      if (!discarding_ && end_ - begin_ > max_line_bytes_) {
-        // Report the oversized line once, keep a short prefix for the log, drop the rest.
-        discarding_ = true;
-        Line line{Event::kOversized, prefix(base + begin_, end_ - begin_)};
-        begin_ = scanned_ = end_;
-        return line;
+      if (discarding_) {
+        keep_edges({base + begin_, end_ - begin_});
+        discarded_bytes_ += end_ - begin_;
+        begin_ = end_;
+      } else if (end_ - begin_ > max_line_bytes_) {
+        start_discarding();
       }
-      if (discarding_) begin_ = end_;
       return std::nullopt;
     }
     const auto newline = static_cast<std::size_t>(static_cast<const char*>(hit) - base);
+    if (discarding_) return end_discarding(newline);
     const std::size_t start = begin_;
     begin_ = scanned_ = newline + 1;
-    if (discarding_) {
-      discarding_ = false;
-      continue;
-    }
     std::size_t stop = newline;
     if (stop > start && base[stop - 1] == '\r') --stop;
-    if (stop - start > max_line_bytes_) {
-      return Line{Event::kOversized, prefix(base + start, stop - start)};
+    const std::string_view text(base + start, stop - start);
+    if (text.size() > max_line_bytes_) {
+      return oversized(text.substr(0, kOversizedEdgeBytes),
+                       text.substr(text.size() - std::min(text.size(), kOversizedEdgeBytes)),
+                       text.size());
     }
-    if (stop == start) continue;
-    return Line{Event::kLine, std::string_view(base + start, stop - start)};
+    if (text.empty()) continue;
+    return Line{Event::kLine, text, {}, text.size()};
   }
   return std::nullopt;
 }
 
 std::optional<LineFramer::Line> LineFramer::finish() {
   if (auto line = next()) return line;
-  if (discarding_ || begin_ == end_) return std::nullopt;
+  if (discarding_) return end_discarding(end_);
+  if (begin_ == end_) return std::nullopt;
   std::size_t stop = end_;
   if (buffer_[stop - 1] == '\r') --stop;
   const std::size_t start = begin_;
   begin_ = scanned_ = end_;
   if (stop == start) return std::nullopt;
-  return Line{Event::kLine, std::string_view(buffer_.data() + start, stop - start)};
+  const std::string_view text(buffer_.data() + start, stop - start);
+  if (text.size() > max_line_bytes_) {
+    return oversized(text.substr(0, kOversizedEdgeBytes),
+                     text.substr(text.size() - std::min(text.size(), kOversizedEdgeBytes)),
+                     text.size());
+  }
+  return Line{Event::kLine, text, {}, text.size()};
+}
+
+void LineFramer::start_discarding() {
+  const std::string_view line(buffer_.data() + begin_, end_ - begin_);
+  head_.clear();
+  tail_.clear();
+  keep_edges(line);
+  discarded_bytes_ = line.size();
+  discarding_ = true;
+  begin_ = scanned_ = end_;
+}
+
+LineFramer::Line LineFramer::end_discarding(std::size_t stop) {
+  keep_edges({buffer_.data() + begin_, stop - begin_});
+  discarded_bytes_ += stop - begin_;
+  begin_ = scanned_ = std::min(stop + 1, end_);
+  discarding_ = false;
+  // CRLF: the '\r' belongs to the terminator, not to the line.
+  if (!tail_.empty() && tail_.back() == '\r') {
+    tail_.pop_back();
+    --discarded_bytes_;
+  }
+  const std::string_view tail(tail_);
+  return oversized(head_, tail.substr(tail.size() - std::min(tail.size(), kOversizedEdgeBytes)),
+                   discarded_bytes_);
+}
+
+void LineFramer::keep_edges(std::string_view bytes) {
+  // The head fills up first: a limit below kOversizedEdgeBytes is crossed before it is complete.
+  if (head_.size() < kOversizedEdgeBytes) {
+    head_.append(bytes.substr(0, kOversizedEdgeBytes - head_.size()));
+  }
+  // One byte more than reported: it may turn out to be the '\r' of a CRLF terminator.
+  constexpr std::size_t kept = kOversizedEdgeBytes + 1;
+  if (bytes.size() >= kept) {
+    tail_.assign(bytes.substr(bytes.size() - kept));
+    return;
+  }
+  tail_.append(bytes);
+  if (tail_.size() > kept) tail_.erase(0, tail_.size() - kept);
+}
+
+LineFramer::Line LineFramer::oversized(std::string_view head, std::string_view tail,
+                                       std::size_t bytes) {
+  // A short line's head may still hold the '\r' of a CRLF terminator; `bytes` does not count it.
+  return Line{Event::kOversized, head.substr(0, std::min(head.size(), bytes)), tail, bytes};
 }
 
 void LineFramer::compact() {

@@ -6,9 +6,11 @@
 // a trailing '\r' (CRLF endings) is stripped too. Scanning resumes where it stopped, so a 64 MiB
 // line read in 64 KiB pieces costs one pass, not one pass per piece.
 //
-// A line longer than `max_line_bytes` is not buffered: the framer reports it once as an
-// `Event::kOversized` line (its first bytes kept as `text` for diagnostics) and discards the rest
-// of it up to the next newline, so memory stays bounded whatever the peer sends.
+// A line longer than `max_line_bytes` is not buffered: the framer keeps its first and last
+// kOversizedEdgeBytes and its length, discards the rest, and reports it once, at its end, as an
+// `Event::kOversized` line. Memory stays bounded whatever the peer sends, and the edges are
+// enough to find a JSON-RPC message's `id` and `method` (serializers put them first or last) so
+// the sender can be told why its message went nowhere.
 
 #include <cstddef>
 #include <optional>
@@ -22,12 +24,15 @@ class LineFramer {
  public:
   enum class Event { kLine, kOversized };
 
+  // Views valid until the next call of prepare(), commit(), next() or finish().
   struct Line {
     Event event;
-    std::string_view text;  // valid until the next call of prepare(), commit() or next()
+    std::string_view text;  // kLine: the line. kOversized: its first bytes
+    std::string_view tail;  // kOversized: its last bytes (at most kOversizedEdgeBytes)
+    std::size_t bytes = 0;  // the line's length without its terminator
   };
 
-  static constexpr std::size_t kOversizedPrefixBytes = 256;
+  static constexpr std::size_t kOversizedEdgeBytes = 256;
 
   explicit LineFramer(std::size_t max_line_bytes,
                       std::size_t read_chunk_bytes = std::size_t{64} * 1024);
@@ -49,6 +54,13 @@ class LineFramer {
 
  private:
   void compact();
+  // Starts discarding the line at [begin_, end_), which has no newline yet.
+  void start_discarding();
+  // The discarded line, ended at `stop` (its newline, or the end of input).
+  Line end_discarding(std::size_t stop);
+  // Adds the next discarded bytes to the first and last ones kept.
+  void keep_edges(std::string_view bytes);
+  static Line oversized(std::string_view head, std::string_view tail, std::size_t bytes);
 
   std::size_t max_line_bytes_;
   std::size_t read_chunk_bytes_;
@@ -57,6 +69,10 @@ class LineFramer {
   std::size_t scanned_ = 0;  // bytes in [begin_, scanned_) hold no newline
   std::size_t end_ = 0;      // end of received bytes
   bool discarding_ = false;  // inside an oversized line, dropping bytes up to the next newline
+  // The oversized line being discarded: its first and (so far) last bytes, its length so far.
+  std::string head_;
+  std::string tail_;
+  std::size_t discarded_bytes_ = 0;
 };
 
 }  // namespace ctxguard::jsonrpc

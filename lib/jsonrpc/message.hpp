@@ -55,5 +55,6 @@ std::string make_error_response(const boost::json::value& id, int code, std::str
 // Standard and MCP SDK error codes used by ctxguard.
 inline constexpr int kConnectionClosed = -32000;  // the SDK's ErrorCode.ConnectionClosed
 inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kInternalError = -32603;
 
 }  // namespace ctxguard::jsonrpc

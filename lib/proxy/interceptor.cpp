@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
 
+#include "jsonrpc/partial_envelope.hpp"
 #include "mcp/instructions.hpp"
 #include "pipeline/metadata.hpp"
 #include "support/json_writer.hpp"
@@ -64,6 +65,55 @@ void Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now)
     cache_.set_limits(profile->global().cache_bytes, cache_.ttl(), now);
   }
   profile_ = std::move(profile);
+}
+
+Verdict Interceptor::on_oversized(Direction direction, std::string_view head, std::string_view tail,
+                                  std::size_t bytes, std::size_t limit, Clock::time_point now,
+                                  WallClock::time_point wall_now) {
+  const jsonrpc::PartialEnvelope envelope = jsonrpc::read_partial_envelope(head, tail);
+  const std::string_view from = sender(direction);
+  const std::string_view to = sender(session::opposite(direction));
+  if (!envelope.id) {
+    spdlog::error(
+        "dropped a line of {} bytes from the {}: over --max-message-bytes ({}), and no "
+        "request id could be read from its edges, so nobody can be told",
+        bytes, from, limit);
+    return {Verdict::Action::kDrop, {}};
+  }
+  const std::string id = json::serialize(*envelope.id);
+  if (envelope.method) {
+    // Refused before the router sees it: the other peer never learns of this request.
+    spdlog::error("refused {} id={} from the {}: {} bytes, over --max-message-bytes ({})",
+                  *envelope.method, id, from, bytes, limit);
+    return {Verdict::Action::kReply,
+            jsonrpc::make_error_response(
+                *envelope.id, jsonrpc::kInvalidRequest,
+                fmt::format("ctxguard: this request is {} bytes, over the maximum message size of "
+                            "{} bytes (--max-message-bytes); it was not sent to the {}",
+                            bytes, limit, to))};
+  }
+  if (!router_.awaits_answer(direction, *envelope.id)) {
+    spdlog::error(
+        "dropped a response id={} of {} bytes from the {}: over --max-message-bytes "
+        "({}), and no request with that id is in flight",
+        id, bytes, from, limit);
+    return {Verdict::Action::kDrop, {}};
+  }
+  spdlog::error(
+      "the {}'s answer to id={} is {} bytes, over --max-message-bytes ({}); the {} "
+      "gets an error instead",
+      from, id, bytes, limit, to);
+  // Handled as if the peer had answered with this error: the request leaves the router and a
+  // tools/call gets its call record, like any other answer.
+  std::string error = jsonrpc::make_error_response(
+      *envelope.id, jsonrpc::kInternalError,
+      fmt::format("ctxguard: the {}'s answer is {} bytes, over the maximum message size of {} "
+                  "bytes (--max-message-bytes), and was dropped. Ask for less, or raise the "
+                  "limit.",
+                  from, bytes, limit));
+  Verdict verdict = on_line(direction, error, now, wall_now);
+  if (verdict.action == Verdict::Action::kForward) verdict = {Verdict::Action::kSend, error};
+  return verdict;
 }
 
 Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,

@@ -42,6 +42,7 @@ struct Verdict {
     kForward,  // send the line as it came
     kSend,     // send `text` instead
     kReply,    // send `text` back to the sender; the line goes nowhere
+    kDrop,     // the line goes nowhere
   };
   Action action = Action::kForward;
   std::string text;
@@ -60,6 +61,15 @@ class Interceptor {
 
   Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
                   WallClock::time_point wall_now);
+
+  // A line over --max-message-bytes (`bytes` long, `limit` the maximum) that the framer did not
+  // keep; `head` and `tail` are its first and last bytes. It is never forwarded. A request
+  // whose id can be read is refused to its sender (kReply, -32600); a response to a request in
+  // flight becomes an error response for that request (kSend, -32603), handled like any answer
+  // (telemetry, the router); anything else is dropped.
+  Verdict on_oversized(session::Direction direction, std::string_view head, std::string_view tail,
+                       std::size_t bytes, std::size_t limit, Clock::time_point now,
+                       WallClock::time_point wall_now);
 
   // Where call records go, on the thread calling on_line; telemetry::log_call_event when unset.
   using CallSink = std::function<void(telemetry::CallEvent&&)>;

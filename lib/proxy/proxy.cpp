@@ -196,18 +196,21 @@ class Session {
   }
 
   awaitable<void> forward(Direction direction, const jsonrpc::LineFramer::Line& line) {
+    Verdict verdict;
     if (line.event == jsonrpc::LineFramer::Event::kOversized) {
-      spdlog::error("dropped a line from the {} longer than --max-message-bytes ({} bytes)",
-                    sender(direction), settings_.max_message_bytes);
       ++oversized_lines_dropped_;
-      co_return;
+      verdict = interceptor_.on_oversized(
+          direction, line.text, line.tail, line.bytes, settings_.max_message_bytes,
+          std::chrono::steady_clock::now(), std::chrono::system_clock::now());
+    } else {
+      ++(direction == Direction::kClientToServer ? messages_from_client_ : messages_from_server_);
+      verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
+                                     std::chrono::system_clock::now());
     }
-    ++(direction == Direction::kClientToServer ? messages_from_client_ : messages_from_server_);
-    Verdict verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
-                                           std::chrono::system_clock::now());
+    if (verdict.action == Verdict::Action::kDrop) co_return;
     if (verdict.action == Verdict::Action::kReply) {
-      // Only the client asks ctxguard itself (ctxguard_fetch); the answer goes straight back.
-      co_await to_client_.send(std::move(verdict.text));
+      // Back to the sender: a ctxguard_fetch answer, or the refusal of an oversized request.
+      co_await destination(opposite(direction)).send(std::move(verdict.text));
       co_return;
     }
     // Copy before the first suspension: the framer reuses its buffer for the next read.

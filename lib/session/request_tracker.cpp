@@ -23,6 +23,10 @@ std::optional<PendingRequest> RequestTracker::resolve(const boost::json::value& 
   return std::move(node.mapped());
 }
 
+bool RequestTracker::contains(const boost::json::value& id) const {
+  return pending_.contains(key_of(id));
+}
+
 std::vector<PendingRequest> RequestTracker::take_all() {
   std::vector<PendingRequest> all;
   all.reserve(pending_.size());

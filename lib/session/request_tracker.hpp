@@ -43,6 +43,8 @@ class RequestTracker {
   // Removes all outstanding requests and returns them in the order they arrived.
   std::vector<PendingRequest> take_all();
 
+  bool contains(const boost::json::value& id) const;
+
   std::size_t size() const { return pending_.size(); }
 
  private:

@@ -36,6 +36,13 @@ RequestTracker& SessionRouter::answered_in(Direction direction) {
   return direction == Direction::kClientToServer ? server_requests_ : client_requests_;
 }
 
+bool SessionRouter::awaits_answer(Direction direction, const boost::json::value& id) const {
+  // Answers travelling client -> server resolve the server's requests, and the reverse.
+  const RequestTracker& requests =
+      direction == Direction::kClientToServer ? server_requests_ : client_requests_;
+  return requests.contains(id);
+}
+
 std::size_t SessionRouter::in_flight(Direction direction) const {
   return direction == Direction::kClientToServer ? client_requests_.size()
                                                  : server_requests_.size();

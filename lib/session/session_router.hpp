@@ -22,6 +22,11 @@ enum class Direction { kClientToServer, kServerToClient };
 
 std::string_view to_string(Direction direction);
 
+constexpr Direction opposite(Direction direction) {
+  return direction == Direction::kClientToServer ? Direction::kServerToClient
+                                                 : Direction::kClientToServer;
+}
+
 struct Route {
   jsonrpc::Kind kind = jsonrpc::Kind::kUnknown;
   // Requests and notifications: their method. Responses: the method of the request answered,
@@ -49,6 +54,9 @@ class SessionRouter {
   std::vector<PendingRequest> abandon_client_requests() { return client_requests_.take_all(); }
 
   std::size_t in_flight(Direction direction) const;
+
+  // Whether a response with `id` travelling in `direction` would answer a request in flight.
+  bool awaits_answer(Direction direction, const boost::json::value& id) const;
 
  private:
   // Requests sent in `direction`, and the ones the opposite peer sent (answered in `direction`).

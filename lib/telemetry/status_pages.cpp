@@ -45,7 +45,8 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
   out.sample("ctxguard_messages_total", {{"from", "client"}}, process.messages_from_client);
   out.sample("ctxguard_messages_total", {{"from", "server"}}, process.messages_from_server);
   out.family("ctxguard_oversized_lines_dropped_total", MetricType::kCounter,
-             "Lines longer than --max-message-bytes, dropped.");
+             "Lines longer than --max-message-bytes: never forwarded (the sender, or the peer "
+             "awaiting that answer, gets an error when the line's id can be read).");
   out.sample("ctxguard_oversized_lines_dropped_total", {}, process.oversized_lines_dropped);
   out.family("ctxguard_requests_in_flight", MetricType::kGauge,
              "Requests relayed and not yet answered (or cancelled), by the peer that sent them.");

@@ -1,6 +1,8 @@
 #include "jsonrpc/line_framer.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,17 +13,42 @@ using ctxguard::jsonrpc::LineFramer;
 
 namespace {
 
+// What the framer reports of a line over its limit.
+struct Oversized {
+  std::string head;
+  std::string tail;
+  std::size_t bytes = 0;
+  bool operator==(const Oversized&) const = default;
+  friend std::ostream& operator<<(std::ostream& out, const Oversized& report) {
+    return out << "{head \"" << report.head << "\", tail \"" << report.tail << "\", "
+               << report.bytes << " bytes}";
+  }
+};
+
+// The report a line `text` over the limit must give.
+Oversized oversized_report(const std::string& text) {
+  const std::size_t edge = LineFramer::kOversizedEdgeBytes;
+  return {text.substr(0, edge), text.substr(text.size() - std::min(text.size(), edge)),
+          text.size()};
+}
+
 // Feeds `input` in pieces of `piece` bytes and collects every event.
 struct Collected {
   std::vector<std::string> lines;
-  std::vector<std::string> oversized;
+  std::vector<Oversized> oversized;
+  std::size_t most_buffered = 0;
 };
 
-void drain(LineFramer& framer, Collected& out) {
-  while (auto line = framer.next()) {
-    auto& target = line->event == LineFramer::Event::kLine ? out.lines : out.oversized;
-    target.emplace_back(line->text);
+void take(const LineFramer::Line& line, Collected& out) {
+  if (line.event == LineFramer::Event::kLine) {
+    out.lines.emplace_back(line.text);
+  } else {
+    out.oversized.push_back({std::string(line.text), std::string(line.tail), line.bytes});
   }
+}
+
+void drain(LineFramer& framer, Collected& out) {
+  while (auto line = framer.next()) take(*line, out);
 }
 
 Collected feed(const std::string& input, std::size_t piece, std::size_t max_line = 1 << 20,
@@ -34,12 +61,10 @@ Collected feed(const std::string& input, std::size_t piece, std::size_t max_line
     std::memcpy(space.data(), input.data() + at, n);
     framer.commit(n);
     at += n;
+    out.most_buffered = std::max(out.most_buffered, framer.buffered());
     drain(framer, out);
   }
-  if (auto last = framer.finish()) {
-    auto& target = last->event == LineFramer::Event::kLine ? out.lines : out.oversized;
-    target.emplace_back(last->text);
-  }
+  if (auto last = framer.finish()) take(*last, out);
   return out;
 }
 
@@ -100,14 +125,35 @@ TEST_CASE(
     auto out = feed("{\"a\":1}\n" + too_long + "\n{\"b\":2}\n", piece, 50);
     CHECK(out.lines == std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"});
     REQUIRE(out.oversized.size() == 1);
-    CHECK(out.oversized[0] == too_long.substr(0, out.oversized[0].size()));
+    CHECK(out.oversized[0] == oversized_report(too_long));
   }
 }
 
-TEST_CASE("line framer: an oversized final line without newline is not delivered") {
-  auto out = feed(std::string(100, 'z'), 10, 50);
-  CHECK(out.lines.empty());
-  CHECK(out.oversized.size() == 1);
+TEST_CASE("line framer: an oversized line is reported at its end with its edges and length") {
+  // The id of a message serialized by the TypeScript SDK comes last: the tail must hold it.
+  std::string message =
+      R"({"result":{"text":")" + std::string(5000, 'x') + R"("},"jsonrpc":"2.0","id":42})";
+  for (const char* terminator : {"\n", "\r\n"}) {
+    for (std::size_t piece : {1, 7, 255, 256, 257, 4096, 100000}) {
+      INFO("piece " << piece << ", CRLF " << (terminator[0] == '\r'));
+      auto out = feed(message + terminator + "{\"b\":2}\n", piece, 1000, 64);
+      CHECK(out.lines == std::vector<std::string>{"{\"b\":2}"});
+      REQUIRE(out.oversized.size() == 1);
+      CHECK(out.oversized[0] == oversized_report(message));
+      CHECK(out.oversized[0].tail.ends_with(R"("id":42})"));
+      // Discarding holds no more than one read's worth beyond the limit.
+      CHECK(out.most_buffered <= 1000 + std::max<std::size_t>(piece, 64));
+    }
+  }
+}
+
+TEST_CASE("line framer: an oversized final line without newline is reported at the end of input") {
+  for (std::size_t piece : {10, 1000}) {
+    auto out = feed(std::string(100, 'z') + "END", piece, 50);
+    CHECK(out.lines.empty());
+    REQUIRE(out.oversized.size() == 1);
+    CHECK(out.oversized[0] == oversized_report(std::string(100, 'z') + "END"));
+  }
 }
 
 TEST_CASE("line framer: memory held after a huge line is given back") {
@@ -154,5 +200,21 @@ TEST_CASE("line framer: any way of cutting the input into reads gives the same l
     INFO("round " << round << ", piece " << piece << ", chunk " << chunk);
     CHECK(out.lines == expected);
     CHECK(out.oversized.empty());
+
+    // The same input under a limit some lines exceed: those are reported in place of the line.
+    const std::size_t limit = std::uniform_int_distribution<std::size_t>(1, 300)(random);
+    std::vector<std::string> kept;
+    std::vector<Oversized> refused;
+    for (const std::string& line : expected) {
+      if (line.size() > limit) {
+        refused.push_back(oversized_report(line));
+      } else {
+        kept.push_back(line);
+      }
+    }
+    auto limited = feed(input, piece, limit, chunk);
+    INFO("limit " << limit);
+    CHECK(limited.lines == kept);
+    CHECK(limited.oversized == refused);
   }
 }

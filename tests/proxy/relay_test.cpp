@@ -35,6 +35,15 @@ std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    lines.push_back(text.substr(start, end - start));
+  }
+  return lines;
+}
+
 }  // namespace
 
 TEST_CASE("relay: well-formed lines come out byte-identical after crossing both directions") {
@@ -90,7 +99,45 @@ TEST_CASE("relay: a line over --max-message-bytes is refused and the stream goes
       std::string(5000, 'z') + "\n{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n";
   auto run = run_ctxguard(kMirror, {.flags = {"--max-message-bytes", "1024"}, .input = input});
   CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"next\"}\n");
-  CHECK_THAT(run.log, Catch::Contains("longer than --max-message-bytes"));
+  CHECK_THAT(run.log, Catch::Contains("over --max-message-bytes (1024)"));
+}
+
+TEST_CASE("relay: an oversized request gets an error from ctxguard; the server never sees it") {
+  // The mirror would echo anything it received: only ctxguard's own answer may come out.
+  const std::string big = R"({"method":"tools/call","params":{"pad":")" + std::string(5000, 'p') +
+                          R"("},"jsonrpc":"2.0","id":"big-1"})";
+  const std::string input =
+      big + "\n" + R"({"jsonrpc":"2.0","method":"notifications/next"})" + "\n";
+  auto run = run_ctxguard(kMirror, {.flags = {"--max-message-bytes", "1024"}, .input = input});
+  const auto lines = split_lines(run.output);
+  REQUIRE(lines.size() == 2);
+  const auto refusal = boost::json::parse(lines[0]);
+  CHECK(refusal.at("id") == boost::json::value("big-1"));
+  CHECK(refusal.at("error").at("code") == boost::json::value(-32600));
+  CHECK(lines[1] == R"({"jsonrpc":"2.0","method":"notifications/next"})");
+  CHECK(run.status.shell_status() == 0);
+}
+
+TEST_CASE("relay: a server answer over --max-message-bytes becomes an error for its request") {
+  // A server that answers request 1 with 64 KiB on one line, then request 2 normally.
+  const std::string script =
+      R"sh(read a; printf '{"jsonrpc":"2.0","id":1,"result":{"text":"%s"}}\n' "$(head -c 65536 /dev/zero | tr '\0' x)"; )sh"
+      R"sh(read b; printf '{"jsonrpc":"2.0","id":2,"result":{}}\n'; read c)sh";
+  const std::string input =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}})"
+      "\n"
+      R"({"jsonrpc":"2.0","id":2,"method":"ping"})"
+      "\n";
+  auto run = run_ctxguard({"sh", "-c", script},
+                          {.flags = {"--max-message-bytes", "4096"}, .input = input});
+  const auto lines = split_lines(run.output);
+  REQUIRE(lines.size() == 2);
+  const auto error = boost::json::parse(lines[0]);
+  CHECK(error.at("id") == boost::json::value(1));
+  CHECK(error.at("error").at("code") == boost::json::value(-32603));
+  CHECK_THAT(std::string(error.at("error").at("message").as_string()),
+             Catch::Contains("65") && Catch::Contains("4096"));
+  CHECK(lines[1] == R"({"jsonrpc":"2.0","id":2,"result":{}})");
 }
 
 TEST_CASE("relay: payloads stay out of the log at the default level") {

@@ -133,3 +133,21 @@ TEST_CASE("router: abandoned client requests come back in arrival order with the
   CHECK(router.in_flight(kClient) == 0);
   CHECK(router.in_flight(kServer) == 1);
 }
+
+TEST_CASE("router: awaits_answer knows which ids a response would answer, per direction") {
+  SessionRouter router;
+  const Clock::time_point t0{};
+  router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":"a","method":"tools/call"})"), t0);
+  router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})"), t0);
+  CHECK(router.awaits_answer(kServer, boost::json::value("a")));
+  CHECK_FALSE(router.awaits_answer(kClient, boost::json::value("a")));
+  CHECK(router.awaits_answer(kClient, boost::json::value(0)));
+  CHECK_FALSE(router.awaits_answer(kServer, boost::json::value(0)));
+  // Ids match by their JSON form: "0" is not 0.
+  CHECK_FALSE(router.awaits_answer(kClient, boost::json::value("0")));
+  router.observe(
+      kClient,
+      parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}})"),
+      t0);
+  CHECK_FALSE(router.awaits_answer(kServer, boost::json::value("a")));
+}
