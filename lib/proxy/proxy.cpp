@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
@@ -420,15 +421,6 @@ class Session {
   std::uint64_t oversized_lines_dropped_ = 0;
 };
 
-std::string join(const std::vector<std::string>& words) {
-  std::string joined;
-  for (const std::string& word : words) {
-    if (!joined.empty()) joined += ' ';
-    joined += word;
-  }
-  return joined;
-}
-
 }  // namespace
 
 int run_proxy(const config::Settings& settings, const config::ConfigSources& sources,
@@ -473,7 +465,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
     return kExitCannotStart;
   }
   spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
-  spdlog::debug("server command line: {}", join(settings.server_command));
+  spdlog::debug("server command line: {}", fmt::join(settings.server_command, " "));
 
   Session session(io, settings, sources, profile, signals, std::move(*child), codec,
                   std::move(telemetry.record_file));
