@@ -12,6 +12,8 @@
 //   - the server exits at start, or while the client keeps sending;
 //   - the client closes its input with 100 requests in flight;
 //   - the client stops reading while the server streams 300 MiB: backpressure, bounded memory;
+//     the same towards a server that stops reading 100 MiB of requests; a client that closes its
+//     end of stdout;
 //   - 10,000 requests in flight at once;
 //   - the configuration file replaced by garbage while calls go on.
 // Memory and time figures are printed (console.log) so they can be quoted.
@@ -163,6 +165,27 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
 
     assert.deepEqual(await within(s.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, s.stderrText());
     await s.close();
+  });
+
+  test('the same on raw pipes: the cut line is relayed as it came and its request gets -32000; cut past --max-message-bytes it gets -32603 instead, never both', T, async () => {
+    const crashCall = (id, after) => request(id, 'tools/call', { name: 'x', arguments: {}, _meta: { 'raw-server/crash': { lines: 100_000, after } } });
+    const under = rawProxy(rawServerCommand());
+    await under.send(`${request(1, 'test/hold')}\n${crashCall(2, MiB)}\n`);
+    assert.deepEqual(await within(under.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, under.stderrText());
+    const [cut, ...rest] = under.lines();
+    assert.equal(cut, (`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"${bigTextLines(20_000).replaceAll('\n', '\\n')}`).slice(0, MiB));
+    const byId = assertOneAnswerEach(rest.map((l) => JSON.parse(l)), [1, 2]);
+    assertServerGoneError(byId.get(1), 'killed by signal 9 (Killed)', 'test/hold');
+    assertServerGoneError(byId.get(2), 'killed by signal 9 (Killed)', 'tools/call');
+
+    const limit = MiB;
+    const over = rawProxy(rawServerCommand(), ['--max-message-bytes', String(limit)]);
+    await over.send(`${request(1, 'test/hold')}\n${crashCall(2, 3 * MiB)}\n`);
+    assert.deepEqual(await within(over.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, over.stderrText());
+    const overById = assertOneAnswerEach(over.messages(), [1, 2]);
+    assertServerGoneError(overById.get(1), 'killed by signal 9 (Killed)', 'test/hold');
+    assert.equal(overById.get(2).error.code, -32603);
+    assert.match(overById.get(2).error.message, new RegExp(`answer is ${3 * MiB} bytes, over the maximum message size of ${limit} bytes`));
   });
 
   test('the server never answers; the client cancels: notifications/cancelled reaches the server, the entry leaves /metrics and /health', T, async () => {
@@ -439,6 +462,70 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     g.end();
     assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
     assert.equal(seq, count, 'nothing after the stream');
+  });
+
+  test('the server stops reading while the client sends 100 MiB of requests: ctxguard queues at most its high-water mark towards it and stops reading the client; then every request is answered in order', HEAVY, async () => {
+    const PAD = 16 * 1024;
+    const n = 6400;
+    const lines = Array.from({ length: n }, (_, i) => request(i, 'ping', { pad: 'p'.repeat(PAD) }));
+    let answered = 0;
+    let wrong = 0;
+    let pending = Buffer.alloc(0);
+    const g = rawProxy(rawServerCommand('--stall-input'), METRICS, {
+      onStdout: (chunk) => {
+        pending = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+        let from = 0;
+        for (let nl = pending.indexOf(0x0a); nl >= 0; nl = pending.indexOf(0x0a, from)) {
+          const m = JSON.parse(pending.toString('utf8', from, nl));
+          if (m.id !== answered || m.result?.line !== lines[answered]) wrong += 1;
+          answered += 1;
+          from = nl + 1;
+        }
+        pending = pending.subarray(from);
+      },
+    });
+    const base = await metricsBase(g.stderrText);
+    const serverPid = await waitFor(() => g.serverPid(), 5000, 'the server pid');
+    g.proc.stdin.write(lines.map((l) => `${l}\n`).join('')); // node holds what the pipe does not take
+
+    const requestBytes = lines[0].length + 1;
+    await waitFor(async () => (await scrape(base))('ctxguard_queued_bytes', { to: 'server' }) >= HIGH_WATER - requestBytes, 60_000, 'the queue to fill');
+    const samples = [];
+    for (const until = Date.now() + 1500; Date.now() < until;) {
+      const m = await scrape(base);
+      samples.push({ queued: m('ctxguard_queued_bytes', { to: 'server' }), fromClient: m('ctxguard_messages_total', { from: 'client' }), ...memoryOf(g.pid) });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const rssBound = (SANITIZED ? 128 : 64) + HIGH_WATER / MiB;
+    console.log(`stalled server, 100 MiB of requests: RSS ${Math.min(...samples.map((x) => x.rss)).toFixed(1)}-${Math.max(...samples.map((x) => x.rss)).toFixed(1)} MiB, ` +
+      `queued to the server ${mib(Math.max(...samples.map((x) => x.queued)))}, ${samples[0].fromClient} of ${n} requests read${SANITIZED ? ' [sanitized build]' : ''}`);
+    for (const x of samples) {
+      assert.ok(x.queued <= HIGH_WATER + 1 && x.queued >= HIGH_WATER - requestBytes, `queued ${x.queued} bytes`);
+      assert.ok(x.rss <= rssBound, `RSS ${x.rss.toFixed(1)} MiB while stalled (bound ${rssBound} MiB)`);
+    }
+    assert.equal(new Set(samples.map((x) => x.fromClient)).size, 1, 'requests read from the client while the server was stalled');
+    assert.ok(samples[0].fromClient < n / 10);
+    assert.equal(answered, 0);
+
+    process.kill(serverPid, 'SIGUSR1'); // the server reads again
+    await waitFor(() => answered >= n, 150_000, `${n} answers`);
+    assert.equal(wrong, 0, 'answers out of order or not to their request');
+    g.end();
+    assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
+    assert.equal(answered, n);
+  });
+
+  test('the client closes its end of stdout while the server streams: treated as closing stdin, ctxguard exits with the server\'s status', T, async () => {
+    let received = 0;
+    const g = rawProxy(rawServerCommand(), [], { onStdout: (c) => { received += c.length; } });
+    await g.send(`${request(1, 'test/hold')}\n`);
+    await g.send(`${JSON.stringify({ jsonrpc: '2.0', method: 'test/stream', params: { count: 20_000, bytes: 16 * 1024 } })}\n`);
+    await waitFor(() => received > 0, 10_000, 'the stream');
+    g.proc.stdout.destroy();
+    // The server's input is closed; raw-server ends its stream (ctxguard reads and drops it) and exits 0 at end of input.
+    assert.deepEqual(await within(g.exited, 20_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
+    assert.match(g.stderrText(), /writing to the client failed: Broken pipe/);
+    assert.match(g.stderrText(), /client stopped reading its input; closing the server's input/);
   });
 
   test('10,000 requests in flight at once: the gauges count them, each gets exactly its own answer (answered last first)', T, async () => {

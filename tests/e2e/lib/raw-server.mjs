@@ -41,6 +41,7 @@
 //   --exit-after-ms N       exit with --exit-code after N ms
 //   --exit-code N           (default 0)
 //   --echo-stderr           copy every received line to stderr
+//   --stall-input           read nothing from stdin until SIGUSR1 (a server that is busy)
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -95,7 +96,8 @@ function* bigTextAnswer(id, lines) {
 
 let queue = Promise.resolve();
 let buf = Buffer.alloc(0);
-process.stdin.on('data', (chunk) => {
+// stdin is only read once a listener is attached.
+const readInput = () => process.stdin.on('data', (chunk) => {
   buf = Buffer.concat([buf, chunk]);
   for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
     const line = buf.subarray(0, nl).toString('utf8');
@@ -103,6 +105,12 @@ process.stdin.on('data', (chunk) => {
     queue = queue.then(() => handle(line));
   }
 });
+if (has('--stall-input')) {
+  const keepAlive = setInterval(() => {}, 1 << 30); // nothing else is pending until then
+  process.once('SIGUSR1', () => { clearInterval(keepAlive); readInput(); });
+} else {
+  readInput();
+}
 process.stdin.on('end', () => {
   queue = queue.then(async () => {
     if (has('--ignore-sigterm')) return;
