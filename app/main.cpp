@@ -78,6 +78,9 @@ int run(int argc, char** argv) {
     }
     command_line.settings.budget.cursor_secret = secret;
   }
+  // Kept in ctxguard: the server inherits the environment, and it has no use for the key that
+  // makes cursors unforgeable (docs/security.md).
+  ::unsetenv("CTXGUARD_CURSOR_SECRET");
   try {
     logging::install(command_line.settings.log.level, command_line.settings.log.file);
   } catch (const std::exception& error) {

@@ -39,3 +39,8 @@ echo "== hot reload during a burst of calls (bench/reload_bench.cpp)"
 # with a writer stuck on its disk (queue full, records dropped): the call must not notice.
 echo "== telemetry per call (bench/telemetry_bench.cpp)"
 "$build/bench/telemetry_bench" --calls 1000 --rounds 5
+# Peak RSS of ctxguard for one answer of 10 and 100 MiB (JSON records, paginated; plain text,
+# chunked; an array of one-digit numbers, the worst case: about 2.6 GiB for 100 MiB), as a ratio
+# to the answer's size (docs/security.md, "Resource bounds").
+echo "== peak memory per answer (scripts/bench-memory.mjs)"
+node "$repo/scripts/bench-memory.mjs" --ctxguard "$build/ctxguard" --sizes 10,100

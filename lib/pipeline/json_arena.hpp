@@ -3,15 +3,24 @@
 // charged what it really costs (a parsed JSON document takes several times its text).
 
 #include <cstddef>
+#include <limits>
 
 #include <boost/json/memory_resource.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/storage_ptr.hpp>
 
+#include "support/json_reader.hpp"
+
 namespace ctxguard::pipeline {
 
 class JsonArena final : public boost::json::memory_resource {
  public:
+  // Past `max_bytes` an allocation throws ctxguard::JsonMemoryLimit (parse_json's kJsonTooLarge):
+  // a result is parsed to be kept in the cache, and one larger than the cache is not kept.
+  explicit JsonArena(std::size_t max_bytes = std::numeric_limits<std::size_t>::max()) {
+    counter_.limit = max_bytes;
+  }
+
   // Bytes obtained from the system so far (blocks, not the values inside them).
   std::size_t bytes() const noexcept { return counter_.bytes; }
 
@@ -22,7 +31,9 @@ class JsonArena final : public boost::json::memory_resource {
  private:
   struct CountingResource final : boost::json::memory_resource {
     std::size_t bytes = 0;
+    std::size_t limit = std::numeric_limits<std::size_t>::max();
     void* do_allocate(std::size_t n, std::size_t align) override {
+      if (n > limit - bytes) throw JsonMemoryLimit();
       bytes += n;
       return ::operator new(n, std::align_val_t(align));
     }

@@ -53,31 +53,31 @@ std::optional<ResultTokens> result_tokens(const json::object& result) {
   return tokens;
 }
 
-ResultParts split_result(const json::object& result, const ResultTokens& tokens, bool parse_texts) {
+std::optional<ParsedText> parse_text_json(std::string_view text, std::size_t max_bytes) {
+  if (!looks_like_json_container(text)) return std::nullopt;
+  auto arena = std::make_shared<JsonArena>(max_bytes);
+  auto value = parse_json(text, arena->storage(), max_bytes);
+  if (!value || !(value->is_object() || value->is_array())) return std::nullopt;
+  // Move-constructed, never assigned: assignment would copy out of the arena.
+  return ParsedText{std::move(arena), std::move(*value)};
+}
+
+ResultParts split_result(const json::object& result, const ResultTokens& tokens, bool parse_texts,
+                         std::size_t max_parse_bytes) {
   ResultParts split;
   if (const json::array* content = content_of(result)) {
     for (std::size_t i = 0; i < content->size(); ++i) {
       const json::string* text = text_of((*content)[i]);
       if (text == nullptr) continue;
       const std::string_view text_view(text->data(), text->size());
-      std::shared_ptr<JsonArena> arena;
-      std::optional<json::value> parsed;
-      if (parse_texts && looks_like_json_container(text_view)) {
-        arena = std::make_shared<JsonArena>();
-        auto value = parse_json(text_view, arena->storage());
-        if (value && (value->is_object() || value->is_array())) {
-          // Move-constructed, never assigned: assignment would copy out of the arena.
-          parsed.emplace(std::move(*value));
-        } else {
-          arena.reset();
-        }
-      }
-      const bool is_json = arena != nullptr;
+      std::optional<ParsedText> parsed;
+      if (parse_texts) parsed = parse_text_json(text_view, max_parse_bytes);
+      const bool is_json = parsed.has_value();
       split.parts.push_back(ResultPart{.content_index = i,
                                        .text = text_view,
                                        .is_json = is_json,
-                                       .arena = std::move(arena),
-                                       .json = parsed ? std::move(*parsed) : json::value(),
+                                       .arena = is_json ? std::move(parsed->arena) : nullptr,
+                                       .json = is_json ? std::move(parsed->json) : json::value(),
                                        .original_tokens = tokens.items[i]});
     }
   }

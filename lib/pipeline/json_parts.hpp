@@ -54,11 +54,23 @@ struct ResultTokens {
 // nullopt when `result` is not a CallToolResult (no `content` array).
 std::optional<ResultTokens> result_tokens(const boost::json::object& result);
 
+// A text item's JSON object or array, parsed into an arena of its own.
+struct ParsedText {
+  std::shared_ptr<JsonArena> arena;  // declared first: outlives `json`
+  boost::json::value json;
+};
+
+// `text` parsed, or nullopt when it is not a JSON object or array, or when its parsed form would
+// need more than `max_bytes` of arena (or of parser scratch): such a value could not be kept in a
+// cache of that size, and parsing it whole could take 25 times its text (an array of small
+// numbers). The text is then handled as text (chunked, or cut), with memory bounded.
+std::optional<ParsedText> parse_text_json(std::string_view text, std::size_t max_bytes);
+
 // Splits `result` (whose tokens are `tokens`) into parts. With `parse_texts`, text items holding
-// a JSON object or array are parsed (each into its own arena) and an independent
-// structuredContent is copied into one.
+// a JSON object or array are parsed (each into its own arena, see parse_text_json with
+// `max_parse_bytes`) and an independent structuredContent is copied into one.
 ResultParts split_result(const boost::json::object& result, const ResultTokens& tokens,
-                         bool parse_texts);
+                         bool parse_texts, std::size_t max_parse_bytes);
 
 // How the text item that structuredContent relates to was rewritten.
 enum class TextChange { kCompacted, kPaginated, kCut };

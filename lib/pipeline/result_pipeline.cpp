@@ -121,11 +121,9 @@ bool ResultPipeline::has_text_to_chunk(const json::object& result, const ResultT
     const json::object* item = content[i].if_object();
     const json::value* text = item != nullptr ? item->if_contains("text") : nullptr;
     if (text == nullptr || !text->is_string()) continue;
-    // JSON text is the JSON stages' business; everything else over the chunk size is chunked.
-    const std::string_view view = text->get_string();
-    const std::size_t first = view.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos || (view[first] != '{' && view[first] != '[')) return true;
-    if (!parse_json(view)) return true;  // looks like JSON, is not: plain text
+    // JSON text is the JSON stages' business; everything else over the chunk size is chunked,
+    // JSON too large to parse within the cache size included (json_parts: parse_text_json).
+    if (!parse_text_json(text->get_string(), budget.cache_bytes)) return true;
   }
   return false;
 }

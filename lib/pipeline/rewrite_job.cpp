@@ -17,7 +17,7 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
   record_.tool = std::string(context_.tool);
   record_.original_tokens = tokens.total;
   const bool rewrite = context_.rewrite && !is_error;
-  split_ = split_result(result_, tokens, rewrite);
+  split_ = split_result(result_, tokens, rewrite, budget_.cache_bytes);
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;
   outputs_.assign(split_.parts.size(), PartOutput{});

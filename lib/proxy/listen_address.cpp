@@ -86,6 +86,28 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
   return result;
 }
 
+bool is_loopback_host(std::string_view host) {
+  std::string_view name = host;
+  std::string_view port;
+  if (host.starts_with('[')) {
+    const std::size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    name = host.substr(1, close - 1);
+    const std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || rest.size() == 1)) return false;
+    port = rest.empty() ? rest : rest.substr(1);
+  } else if (const std::size_t colon = host.find(':'); colon != std::string_view::npos) {
+    name = host.substr(0, colon);
+    port = host.substr(colon + 1);
+    if (port.empty()) return false;
+  }
+  if (!port.empty() && (!all_digits(port) || port.size() > 5)) return false;
+  if (!host.starts_with('[') && is_localhost(name)) return true;
+  boost::system::error_code error;
+  const ip::address address = ip::make_address(std::string(name), error);
+  return !error && address.is_v6() == host.starts_with('[') && address.is_loopback();
+}
+
 std::string to_string(const ip::tcp::endpoint& endpoint) {
   const ip::address address = endpoint.address();
   std::string text = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();

@@ -25,4 +25,9 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
 // "127.0.0.1:9464", "[::1]:9464".
 std::string to_string(const boost::asio::ip::tcp::endpoint& endpoint);
 
+// Whether an HTTP Host header names this machine by a loopback address: "localhost", an IPv4
+// loopback address ("127.0.0.1") or "[::1]", each with an optional ":PORT". A page that reaches
+// a loopback port by DNS rebinding sends its own host name instead ("evil.example:9464").
+bool is_loopback_host(std::string_view host);
+
 }  // namespace ctxguard::proxy

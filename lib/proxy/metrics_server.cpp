@@ -136,12 +136,29 @@ Response make_response(const HttpAnswer& answer, unsigned version, bool keep_ali
   return response;
 }
 
+// The method, then the Host header (see loopback_hosts_only), before the handler is asked.
+HttpAnswer answer_for(const Request& request, const HttpHandler& handler,
+                      const MetricsServerOptions& options) {
+  const http::verb method = request.method();
+  if (method != http::verb::get && method != http::verb::head) {
+    return text_answer(405, "method not allowed\n");
+  }
+  if (options.loopback_hosts_only) {
+    const auto host = request.find(http::field::host);
+    if (host != request.end() && !is_loopback_host(host->value())) {
+      return text_answer(403,
+                         "forbidden: the Host header must name 127.0.0.1, [::1] or localhost\n");
+    }
+  }
+  return ask(handler, request.target());
+}
+
 // Beast's handle_request: a request in, a response out, no socket.
-Response respond(const Request& request, const HttpHandler& handler) {
+Response respond(const Request& request, const HttpHandler& handler,
+                 const MetricsServerOptions& options) {
   const bool head = request.method() == http::verb::head;
   const bool get = request.method() == http::verb::get;
-  HttpAnswer answer =
-      get || head ? ask(handler, request.target()) : text_answer(405, "method not allowed\n");
+  HttpAnswer answer = answer_for(request, handler, options);
   Response response = make_response(answer, request.version(), request.keep_alive());
   if (!get && !head) response.set(http::field::allow, "GET, HEAD");
   if (head) {
@@ -219,7 +236,7 @@ awaitable<void> serve(std::shared_ptr<Connection> connection) {
       if (answer) co_await send_refusal(*connection, *answer);
       co_return;
     }
-    Response response = respond(parser.get(), state.handler);
+    Response response = respond(parser.get(), state.handler, options);
     stream.expires_after(options.idle_timeout);
     auto [write_error, written] = co_await http::async_write(stream, response, kUseTuple);
     if (state.stopped || write_error) co_return;

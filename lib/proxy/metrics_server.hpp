@@ -48,6 +48,11 @@ struct MetricsServerOptions {
   std::size_t max_connections = 16;
   std::uint32_t header_limit = 8 * 1024;  // larger headers: 431
   std::uint64_t body_limit = 1024;        // larger bodies: 413 (GET and HEAD have none)
+  // A request whose Host header does not name this machine by a loopback address (see
+  // is_loopback_host) gets 403 and the handler is not asked, so a web page that reaches a
+  // loopback port by DNS rebinding cannot read it. Requests without Host (HTTP/1.0) are served.
+  // For servers bound to a loopback address.
+  bool loopback_hosts_only = false;
 };
 
 class MetricsServer {

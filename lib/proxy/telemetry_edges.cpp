@@ -27,7 +27,8 @@ std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySe
       return kExitUsage;
     }
     const ListenAddress& listen = std::get<ListenAddress>(address);
-    auto started = MetricsServer::start(io, listen, std::move(handler));
+    auto started = MetricsServer::start(io, listen, std::move(handler),
+                                        {.loopback_hosts_only = listen.address.is_loopback()});
     if (!started) {
       spdlog::error("cannot serve metrics on {}: {}", *settings.metrics_listen,
                     started.error().message());
@@ -57,7 +58,8 @@ HttpAnswer answer_status_request(std::string_view target, const telemetry::Traff
     telemetry::HealthPage page = telemetry::health_page(traffic, process);
     return {page.status, "application/json", std::move(page.body)};
   }
-  if (path == "/") return {200, "text/plain; charset=utf-8", "ctxguard: /metrics /health\n"};
+  // Nothing else is served, not even an index at "/": the endpoint's whole surface is these two
+  // pages (docs/security.md). The body is fixed: it never echoes the target.
   return {404, "text/plain; charset=utf-8", "not found: try /metrics or /health\n"};
 }
 

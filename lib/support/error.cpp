@@ -21,6 +21,8 @@ class ErrorCategory final : public std::error_category {
         return "the cursor has expired";
       case Error::kInvalidRecord:
         return "not a ctxguard call record";
+      case Error::kJsonTooLarge:
+        return "the JSON would take more memory than allowed once parsed";
     }
     return "unknown ctxguard error";
   }

@@ -18,6 +18,7 @@ enum class Error {
   kCursorForged,     // a well-formed cursor whose signature does not verify (tampered or old key)
   kCursorExpired,    // a genuine cursor older than the cursor TTL
   kInvalidRecord,    // a telemetry line that is JSON but not a call record
+  kJsonTooLarge,     // valid so far, but its parsed form would exceed the memory allowed
 };
 
 const std::error_category& error_category() noexcept;

@@ -13,6 +13,27 @@ namespace {
 
 namespace json = boost::json;
 
+// The parser's scratch memory, from the heap, refused past a limit.
+class ScratchResource final : public json::memory_resource {
+ public:
+  explicit ScratchResource(std::size_t limit) : limit_(limit) {}
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override {
+    if (n > limit_ - bytes_) throw JsonMemoryLimit();
+    bytes_ += n;
+    return ::operator new(n, std::align_val_t(align));
+  }
+  void do_deallocate(void* p, std::size_t n, std::size_t align) override {
+    bytes_ -= n;
+    ::operator delete(p, std::align_val_t(align));
+  }
+  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+
+  std::size_t limit_;
+  std::size_t bytes_ = 0;
+};
+
 // Boost.JSON's own value-building handler (detail/handler.hpp), except for on_double.
 struct PreciseHandler {
   static constexpr std::size_t max_object_size = json::object::max_size();
@@ -23,9 +44,9 @@ struct PreciseHandler {
   json::value_stack stack;
   std::string number;  // the text of the number being parsed, when it arrives in parts
 
-  // The stack's own scratch memory comes from the default resource; `reset` names the storage
-  // of the values it builds. (Scratch in a monotonic arena would never be given back.)
-  PreciseHandler() = default;
+  // The stack's own scratch memory comes from `scratch` (the heap, bounded); `reset` names the
+  // storage of the values it builds. (Scratch in a monotonic arena would never be given back.)
+  explicit PreciseHandler(json::storage_ptr scratch) : stack(std::move(scratch)) {}
 
   bool on_document_begin(json::error_code&) { return true; }
   bool on_document_end(json::error_code&) { return true; }
@@ -97,17 +118,24 @@ struct PreciseHandler {
 
 }  // namespace
 
-Result<boost::json::value> parse_json(std::string_view text, boost::json::storage_ptr sp) {
+Result<boost::json::value> parse_json(std::string_view text, boost::json::storage_ptr sp,
+                                      std::size_t max_scratch_bytes) {
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   options.allow_invalid_utf8 = true;
-  json::basic_parser<PreciseHandler> parser(options);
-  parser.handler().stack.reset(std::move(sp));
-  json::error_code ec;
-  const std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
-  if (!ec && used < text.size()) ec = json::error::extra_data;
-  if (ec) return std::error_code(ec);
-  return parser.handler().stack.release();
+  ScratchResource scratch(max_scratch_bytes);
+  try {
+    // The handler (and the values it holds) is destroyed before `scratch`.
+    json::basic_parser<PreciseHandler> parser(options, json::storage_ptr(&scratch));
+    parser.handler().stack.reset(std::move(sp));
+    json::error_code ec;
+    const std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+    if (!ec && used < text.size()) ec = json::error::extra_data;
+    if (ec) return std::error_code(ec);
+    return parser.handler().stack.release();
+  } catch (const JsonMemoryLimit&) {
+    return make_error_code(Error::kJsonTooLarge);
+  }
 }
 
 }  // namespace ctxguard

@@ -9,6 +9,8 @@
 // JSON-equal: what a client's JSON.parse makes of it is unchanged.
 
 #include <cstddef>
+#include <limits>
+#include <new>
 #include <string_view>
 
 #include <boost/json/storage_ptr.hpp>
@@ -21,9 +23,22 @@ namespace ctxguard {
 // Deep enough for any real MCP payload; Boost.JSON's default of 32 rejects legitimate results.
 inline constexpr std::size_t kMaxJsonDepth = 4096;
 
+// Thrown by a memory resource that refuses to grow past its limit (pipeline::JsonArena, the
+// parser's scratch); parse_json turns it into Error::kJsonTooLarge.
+struct JsonMemoryLimit : std::bad_alloc {
+  const char* what() const noexcept override { return "JSON memory limit reached"; }
+};
+
 // Parses exactly one JSON text (surrounding whitespace allowed) into storage `sp`. Invalid
 // UTF-8 in strings is accepted and kept: judging it is the peers' business. Numbers too large
 // for a double become +-infinity, as in JavaScript.
-Result<boost::json::value> parse_json(std::string_view text, boost::json::storage_ptr sp = {});
+//
+// `max_scratch_bytes` bounds the parser's own stack, which holds every value of an array until
+// the array ends (16 bytes each, doubling as it grows): 100 MiB of `[0,1,2,...]` needs 2.4 GB
+// of it. Past the limit, or when `sp` throws JsonMemoryLimit, the result is kJsonTooLarge and
+// everything allocated is given back.
+Result<boost::json::value> parse_json(
+    std::string_view text, boost::json::storage_ptr sp = {},
+    std::size_t max_scratch_bytes = std::numeric_limits<std::size_t>::max());
 
 }  // namespace ctxguard

@@ -262,3 +262,26 @@ TEST_CASE("pipeline: the cache is charged what the parsed result takes, not noth
   CHECK(stats.bytes > text.size() * 2);
   CHECK(stats.bytes < text.size() * 10);
 }
+
+TEST_CASE("pipeline: JSON too large to parse within the cache size is chunked as text") {
+  // An array of small numbers takes about 8 times its text once parsed (16 bytes a value), more
+  // with the parser's stack: over a 4 MiB cache it is never parsed whole, but served as text.
+  std::string numbers = "[";
+  for (int i = 0; i < 400000; ++i) numbers += (i == 0 ? "" : ",") + std::to_string(i % 10);
+  numbers += "]";
+  auto budget = small_budget();
+  budget.cache_bytes = 4 << 20;
+  Fixture fixture(budget);
+  auto rewritten = fixture.process(text_result(numbers));
+  REQUIRE(rewritten.has_value());
+  CHECK(rewritten->record.stages == std::vector<std::string_view>{"chunk"});
+  CHECK(numbers.starts_with(text_at(rewritten->result, 0)));
+
+  // With room for the parsed form, the same array is paginated.
+  budget.cache_bytes = 256 << 20;
+  Fixture roomy(budget);
+  auto paginated = roomy.process(text_result(numbers));
+  REQUIRE(paginated.has_value());
+  CHECK(std::find(paginated->record.stages.begin(), paginated->record.stages.end(),
+                  std::string_view("paginate")) != paginated->record.stages.end());
+}

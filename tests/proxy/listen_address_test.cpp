@@ -55,6 +55,24 @@ TEST_CASE("listen address: malformed text is refused with a reason that quotes i
   CHECK_THAT(error("[localhost]:80"), Catch::Contains("not an IP address"));
 }
 
+TEST_CASE("listen address: a Host header names this machine only by a loopback address") {
+  using ctxguard::proxy::is_loopback_host;
+  for (const char* host : {"127.0.0.1", "127.0.0.1:9464", "127.1.2.3:80", "localhost",
+                           "LocalHost:9464", "[::1]", "[::1]:9464", "[0:0:0:0:0:0:0:1]:1"}) {
+    CAPTURE(host);
+    CHECK(is_loopback_host(host));
+  }
+  // What DNS rebinding sends (the attacker's name), other addresses, and malformed values.
+  for (const char* host :
+       {"evil.example", "evil.example:9464", "localhost.evil.example", "127.0.0.1.nip.io:9464",
+        "0.0.0.0:9464", "192.0.2.1:9464", "[::]:9464", "[::ffff:127.0.0.1]:9464", "::1",
+        "127.0.0.1:", "127.0.0.1:94a", "127.0.0.1:123456", "[::1", "[::1]x", "[127.0.0.1]:80", "",
+        " 127.0.0.1", "localhost:9464:1"}) {
+    CAPTURE(host);
+    CHECK_FALSE(is_loopback_host(host));
+  }
+}
+
 #include "proxy/telemetry_edges.hpp"
 
 TEST_CASE("telemetry edges: requests are routed to /metrics, /health and 404") {
@@ -68,8 +86,15 @@ TEST_CASE("telemetry edges: requests are routed to /metrics, /health and 404") {
   const auto health = answer_status_request("/health", traffic, process);
   CHECK(health.content_type == "application/json");
   CHECK(health.body.find(R"("status":"ok")") != std::string::npos);
-  CHECK(answer_status_request("/", traffic, process).status == 200);
-  CHECK(answer_status_request("/metricsx", traffic, process).status == 404);
+  CHECK(answer_status_request("/health?verbose", traffic, process).status == 200);
+  // Nothing but the two pages, not even an index; the 404 never echoes the target.
+  for (const char* target : {"/", "/metricsx", "/metrics/", "//metrics", "/METRICS", "/debug",
+                             "/metrics/../etc/passwd", "http://127.0.0.1:9464/metrics", "*", ""}) {
+    CAPTURE(target);
+    const auto answer = answer_status_request(target, traffic, process);
+    CHECK(answer.status == 404);
+    CHECK(answer.body == "not found: try /metrics or /health\n");
+  }
   process.server_running = false;
   CHECK(answer_status_request("/health", traffic, process).status == 503);
 }

@@ -232,6 +232,49 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "metrics server: with loopback_hosts_only, a Host that is not a loopback address gets 403 "
+    "and the handler is not asked") {
+  std::atomic<int> asked = 0;
+  RunningServer server(
+      [&](std::string_view target) {
+        ++asked;
+        return metrics_page(target);
+      },
+      MetricsServerOptions{.loopback_hosts_only = true});
+  Client client(server.endpoint());
+  // What a page that rebound its own name to 127.0.0.1 sends.
+  for (const char* host : {"rebound.example:9464", "rebound.example", "0.0.0.0:9464"}) {
+    client.send("GET /metrics HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n");
+    const auto response = client.read_response();
+    REQUIRE(response);
+    CHECK(response->result_int() == 403);
+    CHECK(response->body() ==
+          "forbidden: the Host header must name 127.0.0.1, [::1] or localhost\n");
+  }
+  CHECK(asked == 0);
+  for (const char* host : {"127.0.0.1:9464", "localhost", "[::1]:9464"}) {
+    client.send("GET /metrics HTTP/1.1\r\nHost: " + std::string(host) + "\r\n\r\n");
+    const auto response = client.read_response();
+    REQUIRE(response);
+    CHECK(response->result_int() == 200);
+  }
+  client.send("GET /metrics HTTP/1.0\r\n\r\n");  // no Host at all
+  const auto old = client.read_response();
+  REQUIRE(old);
+  CHECK(old->result_int() == 200);
+  CHECK(asked == 4);
+}
+
+TEST_CASE("metrics server: without loopback_hosts_only, any Host is served") {
+  RunningServer server(metrics_page);
+  Client client(server.endpoint());
+  client.send("GET /metrics HTTP/1.1\r\nHost: metrics.example:9464\r\n\r\n");
+  const auto response = client.read_response();
+  REQUIRE(response);
+  CHECK(response->result_int() == 200);
+}
+
+TEST_CASE(
     "metrics server: keep-alive serves requests one after another and pipelined on one "
     "connection, and Connection: close ends it") {
   RunningServer server(metrics_page);

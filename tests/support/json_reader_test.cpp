@@ -7,6 +7,7 @@
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 
+using ctxguard::make_error_code;
 using ctxguard::parse_json;
 using ctxguard::to_json;
 
@@ -54,4 +55,24 @@ TEST_CASE("json reader: invalid UTF-8 in strings is carried, not rejected") {
   const auto value = parse_json("\"a\xff\"");
   REQUIRE(value.has_value());
   REQUIRE(value->as_string() == "a\xff");
+}
+
+TEST_CASE(
+    "json reader: the parser's scratch is bounded; past the limit the text is kJsonTooLarge") {
+  // 400,000 one-digit numbers: 800 KB of text, 6.4 MB of values on the parser's stack.
+  std::string numbers = "[";
+  for (int i = 0; i < 400000; ++i) numbers += (i == 0 ? "" : ",") + std::to_string(i % 10);
+  numbers += "]";
+  const auto bounded = parse_json(numbers, {}, 4 << 20);
+  REQUIRE_FALSE(bounded.has_value());
+  CHECK(bounded.error() == make_error_code(ctxguard::Error::kJsonTooLarge));
+  // The same text with room enough parses whole.
+  const auto whole = parse_json(numbers, {}, 64 << 20);
+  REQUIRE(whole.has_value());
+  CHECK(whole->as_array().size() == 400000);
+  // Records complete one by one: the stack holds one value per record (320 KB for these).
+  std::string records = "[";
+  for (int i = 0; i < 20000; ++i) records += (i == 0 ? "" : ",") + std::string(R"({"id":1})");
+  records += "]";
+  CHECK(parse_json(records, {}, 4 << 20).has_value());
 }

@@ -22,6 +22,17 @@
 //    with {"jsonrpc":"2.0","id":i,"result":<that string, verbatim>} instead:
 //    the string is the exact JSON text of the result, so a test can script
 //    any answer (a tool result, a task, a tasks/result payload) byte for byte;
+//  - a request whose params._meta["raw-server/error"] is an object is answered
+//    with {"jsonrpc":"2.0","id":i,"error":<that object>};
+//  - a request whose params._meta["raw-server/generate"] is
+//    {"kind": "records"|"numbers"|"text", "bytes": N, "tag": S} is answered
+//    with a tool result of one text item: for "records" the JSON text
+//    {"tag":S,"records":[{"id":..,"name":..,"status":..,"score":..,"note":..},...]},
+//    for "numbers" {"tag":S,"numbers":[0,1,...,9,0,...]} (one-digit numbers),
+//    for "text" a log-like text whose first line is S; each sized so that
+//    the whole answer line is about N bytes. The bytes after the tag are
+//    generated once per (kind, N) and reused, so a flood of large answers
+//    costs the server almost nothing; S (any string) varies them;
 //  - a request whose params._meta["raw-server/big-text"] is {lines: N} is answered with the tool
 //    result {"content":[{"type":"text","text":T}]}, T the first N lines of lib/raw-data.mjs
 //    bigTextLine (100 bytes each), written in 1 MiB pieces;
@@ -165,6 +176,16 @@ async function handle(line) {
     await write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result })}\n`);
     return;
   }
+  const generate = meta['raw-server/generate'];
+  if (generate && typeof generate === 'object') {
+    await answerGenerated(msg.id, generate);
+    return;
+  }
+  const error = meta['raw-server/error'];
+  if (error && typeof error === 'object') {
+    await write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, error })}\n`);
+    return;
+  }
   const scripted = meta['raw-server/result'];
   if (typeof scripted === 'string') {
     await write(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${scripted}}\n`);
@@ -189,4 +210,54 @@ async function handle(line) {
     return;
   }
   await write(answerOf(msg.id, line));
+}
+
+// ------------------------------------------------ generated answers
+
+const NOTE_WORDS = 'alpha beta gamma delta cache token context proxy server client request stream buffer socket'.split(' ');
+const STATUSES = ['active', 'pending', 'closed', 'archived'];
+const generated = new Map(); // `${kind}:${bytes}` -> Buffer: the answer line after the tag
+
+// A JSON string's content as it appears inside another JSON string literal.
+const inString = (text) => JSON.stringify(text).slice(1, -1);
+
+function generatedTail(kind, bytes) {
+  const key = `${kind}:${bytes}`;
+  let tail = generated.get(key);
+  if (tail) return tail;
+  const parts = [];
+  let size = 0;
+  const push = (s) => { parts.push(s); size += s.length; }; // ASCII only: length is bytes
+  if (kind === 'numbers') {
+    // The costliest JSON to parse per byte: one array of one-digit numbers.
+    push(inString(',"numbers":['));
+    const run = Array.from({ length: 4096 }, (_, i) => i % 10).join(',');
+    while (size < bytes) push(`${run},`);
+    push(`0${inString(']}')}"}]}}\n`);
+  } else if (kind === 'text') {
+    push(inString('\n'));
+    for (let i = 0; size < bytes; i++) {
+      const note = Array.from({ length: 8 }, (_, k) => NOTE_WORDS[(i * 7 + k * 3) % NOTE_WORDS.length]).join(' ');
+      const ts = `2024-01-02T${String(Math.floor(i / 3600) % 24).padStart(2, '0')}:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`;
+      push(inString(`${ts} ${i % 11 === 0 ? 'WARN ' : 'INFO '} [worker-${i % 8}] request ${String(i).padStart(7, '0')} handled: ${note}\n`));
+    }
+    push('"}]}}\n');
+  } else {
+    push(inString(',"records":['));
+    for (let i = 0; size < bytes; i++) {
+      const note = Array.from({ length: 40 }, (_, k) => NOTE_WORDS[(i * 5 + k * 3) % NOTE_WORDS.length]).join(' ');
+      const record = { id: i + 1, name: `record-${String(i + 1).padStart(7, '0')}`, status: STATUSES[i % 4], score: (i * 37) % 1000 / 10, note };
+      push((i === 0 ? '' : ',') + inString(JSON.stringify(record)));
+    }
+    push(`${inString(']}')}"}]}}\n`);
+  }
+  tail = Buffer.from(parts.join(''), 'latin1');
+  generated.set(key, tail);
+  return tail;
+}
+
+async function answerGenerated(id, { kind = 'records', bytes = 1 << 20, tag = '' }) {
+  const text = kind === 'text' ? inString(String(tag)) : inString(`{"tag":${JSON.stringify(String(tag))}`);
+  await write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${text}`);
+  await write(generatedTail(kind, Number(bytes)));
 }
