@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>
@@ -166,14 +167,20 @@ class Session {
 
   awaitable<void> pump(Direction direction, asio::posix::stream_descriptor& input) {
     jsonrpc::LineFramer framer(settings_.max_message_bytes);
+    // Once finish() has begun, what the client sends can no longer be answered: it stays unread,
+    // so every request that was read is among those finish() answers with an error.
+    const auto unread = [&] { return direction == Direction::kClientToServer && finishing_; };
     while (true) {
       const std::span<char> space = framer.prepare();
       auto [ec, n] =
           co_await input.async_read_some(asio::buffer(space.data(), space.size()), kUseTuple);
       framer.commit(n);
-      while (auto line = framer.next()) co_await forward(direction, *line);
+      while (auto line = framer.next()) {
+        if (unread()) co_return;
+        co_await forward(direction, *line);
+      }
       if (ec) {
-        if (auto last = framer.finish()) co_await forward(direction, *last);
+        if (auto last = framer.finish(); last && !unread()) co_await forward(direction, *last);
         if (ec != asio::error::eof) {
           spdlog::warn("reading from the {} failed: {}", sender(direction), ec.message());
         }
@@ -414,15 +421,6 @@ class Session {
   std::uint64_t oversized_lines_dropped_ = 0;
 };
 
-std::string join(const std::vector<std::string>& words) {
-  std::string joined;
-  for (const std::string& word : words) {
-    if (!joined.empty()) joined += ' ';
-    joined += word;
-  }
-  return joined;
-}
-
 }  // namespace
 
 int run_proxy(const config::Settings& settings, const config::ConfigSources& sources,
@@ -467,7 +465,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
     return kExitCannotStart;
   }
   spdlog::info("server started: pid={} command={}", child->pid(), settings.server_command.front());
-  spdlog::debug("server command line: {}", join(settings.server_command));
+  spdlog::debug("server command line: {}", fmt::join(settings.server_command, " "));
 
   Session session(io, settings, sources, profile, signals, std::move(*child), codec,
                   std::move(telemetry.record_file));

@@ -249,15 +249,17 @@ export function rawServerCommand(...args) {
  * Start `ctxguard <ctxguardArgs> -- <cmd>` with raw pipes (no SDK client).
  * Returns {proc, pid, send(text), end(), stdoutBuffer(), lines(), messages(),
  * stderrText(), serverPid(), waitForLine(pred, ms), exited, kill()}.
+ * With `onStdout`, stdout's chunks go to it instead of being kept (for streams too large to keep;
+ * stdoutBuffer() and lines() then stay empty).
  */
-export function rawProxy(cmd, ctxguardArgs = [], { env } = {}) {
+export function rawProxy(cmd, ctxguardArgs = [], { env, onStdout } = {}) {
   const proc = spawn(ctxguardBin(), [...ctxguardArgs, '--', cmd.command, ...cmd.args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: env ?? process.env,
   });
   const out = [];
   const err = [];
-  proc.stdout.on('data', (c) => out.push(c));
+  proc.stdout.on('data', onStdout ?? ((c) => out.push(c)));
   proc.stderr.on('data', (c) => err.push(c));
   proc.stdin.on('error', () => {});
   const exited = new Promise((resolve) => proc.on('close', (code, signal) => resolve({ code, signal })));

@@ -1,14 +1,23 @@
 #!/usr/bin/env node
-// A scriptable stand-in for an MCP server, for raw-protocol and lifecycle
-// tests of ctxguard (run as `node raw-server.mjs [options]`).
+// A scriptable stand-in for an MCP server, for raw-protocol, lifecycle and fault tests of
+// ctxguard (run as `node raw-server.mjs [options]`).
 //
-// For every line read on stdin:
-//  - a request {"method": m, "id": i} is answered, unless m is "test/hold", with
+// Lines read on stdin are handled one at a time, in order; everything written to stdout goes out
+// in that order and respects the pipe's backpressure (a reader that stalls stalls this server,
+// which keeps nothing but the line being written). For every line:
+//  - a request {"method": m, "id": i} is answered, unless it is held (below), with
 //    {"jsonrpc":"2.0","id":i,"result":{"line":<the exact line received>}};
-//  - "test/emit" (request or notification) writes params.lines to stdout
-//    verbatim, one per line, before any answer;
-//  - "test/exit" exits at once with params.code, or kills itself with
-//    params.signal; "test/hold" is never answered (stays in flight);
+//  - "test/emit" (request or notification) writes params.lines to stdout verbatim, one per
+//    line, then params.raw (base64 strings: their bytes exactly, no newline added, so binary
+//    garbage and half lines can be sent), before any answer;
+//  - "test/stream" (request or notification) writes params.count notifications of exactly
+//    params.bytes bytes each (lib/raw-data.mjs streamLine(seq, bytes), seq 0, 1, ...) as fast as
+//    the pipe takes them, before any answer;
+//  - "test/exit" exits with params.code, or kills itself with params.signal, once what it wrote
+//    before has left (a notification or a request: no answer);
+//  - "test/hold", and any request with params._meta["raw-server/hold"] true, is never answered
+//    (stays in flight); with --hold-all every request is held;
+//  - "test/release" (notification) answers every held request, the last held first;
 //  - a request whose params._meta["raw-server/result"] is a string is answered
 //    with {"jsonrpc":"2.0","id":i,"result":<that string, verbatim>} instead:
 //    the string is the exact JSON text of the result, so a test can script
@@ -23,16 +32,32 @@
 //    for "text" a log-like text whose first line is S; each sized so that
 //    the whole answer line is about N bytes. The bytes after the tag are
 //    generated once per (kind, N) and reused, so a flood of large answers
-//    costs the server almost nothing; S (any string) varies them.
+//    costs the server almost nothing; S (any string) varies them;
+//  - a request whose params._meta["raw-server/big-text"] is {lines: N} is answered with the tool
+//    result {"content":[{"type":"text","text":T}]}, T the first N lines of lib/raw-data.mjs
+//    bigTextLine (100 bytes each), written in 1 MiB pieces;
+//  - a request whose params._meta["raw-server/crash"] is {lines: N, after: B} starts that same
+//    answer, writes only its first B bytes (no newline) and then kills itself with SIGKILL;
+//  - with --mcp, "initialize" is answered with a minimal InitializeResult (the client's protocol
+//    version, capabilities {tools: {}}, serverInfo raw-server), so the SDK client can connect.
 // Options:
+//   --mcp                   answer "initialize" as above
+//   --hold-all              hold every request until test/release (or end of input)
+//   --announce-held N       write "raw-server: holding N requests" to stderr once N are held
+//   --eof-answers N         at the end of input, answer the first N held requests (in arrival
+//                           order), then exit with --exit-code
 //   --ignore-sigterm        ignore SIGTERM (and stdin EOF): only SIGKILL stops it
 //   --grandchild            spawn `sleep 600` in the same process group and
 //                           write its pid to stderr as "grandchild pid=N"
 //   --exit-after-ms N       exit with --exit-code after N ms
 //   --exit-code N           (default 0)
 //   --echo-stderr           copy every received line to stderr
+//   --stall-input           read nothing from stdin until SIGUSR1 (a server that is busy)
 
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+
+import { bigTextLine, streamLine } from './raw-data.mjs';
 
 const argv = process.argv.slice(2);
 const has = (f) => argv.includes(f);
@@ -51,50 +76,140 @@ if (has('--exit-after-ms')) {
   setTimeout(() => process.exit(Number(val('--exit-code', '0'))), Number(val('--exit-after-ms', '0')));
 }
 
-const write = (s) => process.stdout.write(s);
+const held = []; // requests held, in arrival order: {id, line}
+const announceAt = Number(val('--announce-held', '0'));
+
+// Everything goes out through write(), awaited: one writer, in order, with backpressure.
+process.stdout.on('error', () => process.exit(Number(val('--exit-code', '0'))));
+async function write(data) {
+  if (!process.stdout.write(data)) await once(process.stdout, 'drain');
+}
+// Resolves once everything written before has been handed to the pipe.
+function flushed() {
+  return new Promise((resolve) => process.stdout.write('', () => resolve()));
+}
+
+const answerOf = (id, line) => `${JSON.stringify({ jsonrpc: '2.0', id, result: { line } })}\n`;
+const bigTextHead = (id) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`;
+const BIG_TEXT_TAIL = '"}]}}\n';
+
+/** The answer with the big text, in pieces of about 1 MiB. */
+function* bigTextAnswer(id, lines) {
+  yield bigTextHead(id);
+  const perPiece = Math.max(1, Math.floor((1 << 20) / 100));
+  for (let i = 0; i < lines; i += perPiece) {
+    let piece = '';
+    for (let j = i; j < Math.min(lines, i + perPiece); j++) piece += bigTextLine(j).replace('\n', '\\n');
+    yield piece;
+  }
+  yield BIG_TEXT_TAIL;
+}
+
+let queue = Promise.resolve();
 let buf = Buffer.alloc(0);
-process.stdin.on('data', (chunk) => {
+// stdin is only read once a listener is attached.
+const readInput = () => process.stdin.on('data', (chunk) => {
   buf = Buffer.concat([buf, chunk]);
   for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10)) {
     const line = buf.subarray(0, nl).toString('utf8');
     buf = buf.subarray(nl + 1);
-    handle(line);
+    queue = queue.then(() => handle(line));
   }
 });
+if (has('--stall-input')) {
+  const keepAlive = setInterval(() => {}, 1 << 30); // nothing else is pending until then
+  process.once('SIGUSR1', () => { clearInterval(keepAlive); readInput(); });
+} else {
+  readInput();
+}
 process.stdin.on('end', () => {
-  if (!has('--ignore-sigterm') && !has('--exit-after-ms')) process.exit(0);
+  queue = queue.then(async () => {
+    if (has('--ignore-sigterm')) return;
+    if (has('--eof-answers')) {
+      for (const { id, line } of held.splice(0, Number(val('--eof-answers', '0')))) await write(answerOf(id, line));
+      await flushed();
+      process.exit(Number(val('--exit-code', '0')));
+    }
+    if (has('--exit-after-ms')) return;
+    await flushed();
+    process.exit(0);
+  });
 });
 
-function handle(line) {
+async function handle(line) {
   if (has('--echo-stderr')) process.stderr.write(`raw-server got: ${line}\n`);
   let msg;
   try { msg = JSON.parse(line); } catch { return; }
   if (!msg || typeof msg !== 'object' || Array.isArray(msg)) return;
-  if (msg.method === 'test/emit') for (const l of msg.params?.lines ?? []) write(`${l}\n`);
+  const isRequest = msg.method !== undefined && msg.id !== undefined;
+  const meta = msg.params?._meta ?? {};
+  if (msg.method === 'test/emit') {
+    for (const l of msg.params?.lines ?? []) await write(`${l}\n`);
+    for (const r of msg.params?.raw ?? []) await write(Buffer.from(r, 'base64'));
+  }
+  if (msg.method === 'test/stream') {
+    const { count = 0, bytes = 1024 } = msg.params ?? {};
+    for (let seq = 0; seq < count; seq++) await write(`${streamLine(seq, bytes)}\n`);
+  }
   if (msg.method === 'test/exit') {
+    await flushed();
     if (msg.params?.signal) process.kill(process.pid, msg.params.signal);
     else process.exit(msg.params?.code ?? 0);
     return;
   }
-  if (msg.method === 'test/hold') return;
-  const generate = msg.params?._meta?.['raw-server/generate'];
-  if (msg.method !== undefined && msg.id !== undefined && generate && typeof generate === 'object') {
-    answerGenerated(msg.id, generate);
+  if (msg.method === 'test/release') {
+    for (const { id, line: l } of held.splice(0).reverse()) await write(answerOf(id, l));
     return;
   }
-  const error = msg.params?._meta?.['raw-server/error'];
-  if (msg.method !== undefined && msg.id !== undefined && error && typeof error === 'object') {
-    write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, error })}\n`);
+  if (!isRequest) return;
+  if (msg.method === 'test/hold' || meta['raw-server/hold'] === true || has('--hold-all')) {
+    held.push({ id: msg.id, line });
+    if (held.length === announceAt) process.stderr.write(`raw-server: holding ${announceAt} requests\n`);
     return;
   }
-  const scripted = msg.params?._meta?.['raw-server/result'];
-  if (msg.method !== undefined && msg.id !== undefined && typeof scripted === 'string') {
-    write(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${scripted}}\n`);
+  if (has('--mcp') && msg.method === 'initialize') {
+    const result = {
+      protocolVersion: msg.params?.protocolVersion ?? '2025-06-18',
+      capabilities: { tools: {} },
+      serverInfo: { name: 'raw-server', version: '1.0.0' },
+    };
+    await write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result })}\n`);
     return;
   }
-  if (msg.method !== undefined && msg.id !== undefined) {
-    write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { line } })}\n`);
+  const generate = meta['raw-server/generate'];
+  if (generate && typeof generate === 'object') {
+    await answerGenerated(msg.id, generate);
+    return;
   }
+  const error = meta['raw-server/error'];
+  if (error && typeof error === 'object') {
+    await write(`${JSON.stringify({ jsonrpc: '2.0', id: msg.id, error })}\n`);
+    return;
+  }
+  const scripted = meta['raw-server/result'];
+  if (typeof scripted === 'string') {
+    await write(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${scripted}}\n`);
+    return;
+  }
+  const big = meta['raw-server/big-text'];
+  if (big) {
+    for (const piece of bigTextAnswer(msg.id, big.lines)) await write(piece);
+    return;
+  }
+  const crash = meta['raw-server/crash'];
+  if (crash) {
+    let left = crash.after;
+    for (const piece of bigTextAnswer(msg.id, crash.lines)) {
+      if (left <= 0) break;
+      const part = piece.slice(0, left); // ASCII: characters are bytes
+      left -= part.length;
+      await write(part);
+    }
+    await flushed();
+    process.kill(process.pid, 'SIGKILL');
+    return;
+  }
+  await write(answerOf(msg.id, line));
 }
 
 // ------------------------------------------------ generated answers
@@ -141,8 +256,8 @@ function generatedTail(kind, bytes) {
   return tail;
 }
 
-function answerGenerated(id, { kind = 'records', bytes = 1 << 20, tag = '' }) {
+async function answerGenerated(id, { kind = 'records', bytes = 1 << 20, tag = '' }) {
   const text = kind === 'text' ? inString(String(tag)) : inString(`{"tag":${JSON.stringify(String(tag))}`);
-  write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${text}`);
-  write(generatedTail(kind, Number(bytes)));
+  await write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${text}`);
+  await write(generatedTail(kind, Number(bytes)));
 }
