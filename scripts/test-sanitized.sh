@@ -11,11 +11,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_SANITIZE_BUILD_DIR:-$repo/build-sanitize}"
 
-CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS="-O1" -DCTXGUARD_WERROR=ON -DCTXGUARD_SANITIZE=address,undefined \
-  -DCTXGUARD_FUZZ=ON -DCTXGUARD_BUILD_BENCH=OFF \
-  -DCTXGUARD_FUZZ_SECONDS="${CTXGUARD_FUZZ_SECONDS:-60}" >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+"$repo/scripts/build-sanitized.sh"
 
 reports="$build/sanitizer-reports"
 rm -rf "$reports" && mkdir -p "$reports"
