@@ -78,9 +78,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   };
   const auto check_buffered = [&](const char* when) {
     require(framer.buffered() <= max_line_bytes + read_chunk,
-            "buffered() <= max_line_bytes + read chunk",
-            std::string(when) + ": buffered " + std::to_string(framer.buffered()) + ", max line " +
-                std::to_string(max_line_bytes) + ", chunk " + std::to_string(read_chunk));
+            "buffered() <= max_line_bytes + read chunk", [&] {
+              return std::string(when) + ": buffered " + std::to_string(framer.buffered()) +
+                     ", max line " + std::to_string(max_line_bytes) + ", chunk " +
+                     std::to_string(read_chunk);
+            });
   };
 
   std::size_t at = 0;

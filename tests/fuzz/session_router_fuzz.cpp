@@ -164,9 +164,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 count_detail(abandoned.size(), open.size()));
         for (std::size_t i = 0; i < open.size(); ++i) {
           require(same_id(abandoned[i].id, open[i].id) && abandoned[i].method == open[i].method,
-                  "abandoned requests come in arrival order",
-                  "position " + std::to_string(i) + ": " + json::serialize(abandoned[i].id) +
-                      " vs " + json::serialize(open[i].id));
+                  "abandoned requests come in arrival order", [&] {
+                    return "position " + std::to_string(i) + ": " +
+                           json::serialize(abandoned[i].id) + " vs " + json::serialize(open[i].id);
+                  });
         }
         open.clear();
         continue;
@@ -187,8 +188,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             message->batch ? message->document.as_array()[i] : message->document;
         const Expected expected = expected_of(element);
         const auto& route = routes[i];
-        const std::string where = "line " + std::to_string(line_number) + " element " +
-                                  std::to_string(i) + ": " + ctxguard::fuzz::excerpt(line);
+        const auto where = [&] {
+          return "line " + std::to_string(line_number) + " element " + std::to_string(i) + ": " +
+                 ctxguard::fuzz::excerpt(line);
+        };
         require(message->envelopes[i].kind == expected.kind && route.kind == expected.kind,
                 "each envelope is classified by its members", where);
         switch (expected.kind) {
@@ -221,9 +224,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
               break;
             }
             require(route.method == request->method && route.subject == request->subject,
-                    "a response routes to the method of its request",
-                    where + " (routed to \"" + route.method + "\", request was \"" +
-                        request->method + "\")");
+                    "a response routes to the method of its request", [&] {
+                      return where() + " (routed to \"" + route.method + "\", request was \"" +
+                             request->method + "\")";
+                    });
             require(route.elapsed == now - request->started, "elapsed since the request", where);
             require(route.context == request->context, "the request's context comes back", where);
             break;
@@ -235,10 +239,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       for (const Direction d : {Direction::kClientToServer, Direction::kServerToClient}) {
         require(router.in_flight(d) == model.sent_in(d).size(),
-                "in_flight equals requests minus answered and cancelled",
-                std::string(ctxguard::session::to_string(d)) + " after line " +
-                    std::to_string(line_number) + ": " +
-                    count_detail(router.in_flight(d), model.sent_in(d).size()));
+                "in_flight equals requests minus answered and cancelled", [&] {
+                  return std::string(ctxguard::session::to_string(d)) + " after line " +
+                         std::to_string(line_number) + ": " +
+                         count_detail(router.in_flight(d), model.sent_in(d).size());
+                });
       }
     }
   } catch (const std::exception& error) {
