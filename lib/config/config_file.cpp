@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -55,6 +56,16 @@ std::string unknown_key_hint(std::string_view key, bool in_rule) {
   return fmt::format(" Known keys: {}.", fmt::join(keys, ", "));
 }
 
+// The name of a map key, or nullopt (and a problem) for a key that is a list or a map: legal
+// YAML (`? [a, b]`) that yaml-cpp throws on when read as a string.
+std::optional<std::string> key_name(const YAML::Node& key, std::string_view where,
+                                    std::vector<std::string>& errors) {
+  if (key.IsScalar() || key.IsNull()) return key.as<std::string>();
+  errors.push_back(fmt::format("{}line {}: a key must be a setting's name, not a list or a map.",
+                               where, key.Mark().line + 1));
+  return std::nullopt;
+}
+
 // Reads one setting (`key`: `node`) into `out`; problems go to `errors`, named `where`.
 void read_setting(const std::string& key, const YAML::Node& node, const std::string& where,
                   bool in_rule, std::vector<SettingValue>& out, std::vector<std::string>& errors) {
@@ -97,7 +108,9 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
   ToolRule rule;
   std::set<std::string> seen;
   for (const auto& member : node) {
-    const std::string key = member.first.as<std::string>();
+    const auto name = key_name(member.first, where + ": ", errors);
+    if (!name) continue;
+    const std::string& key = *name;
     const std::string at = fmt::format("{}.{}", where, key);
     if (!seen.insert(key).second) {
       errors.push_back(fmt::format("{}: given twice in one rule: which one is meant?", at));
@@ -178,7 +191,9 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
   if (!root.IsMap()) return std::vector<std::string>{"the file must be a map of settings."};
   std::set<std::string> seen;
   for (const auto& member : root) {
-    const std::string key = member.first.as<std::string>();
+    const auto name = key_name(member.first, "", errors);
+    if (!name) continue;
+    const std::string& key = *name;
     if (!seen.insert(key).second) {
       errors.push_back(fmt::format("{}: given twice (line {}): which one is meant?", key,
                                    member.first.Mark().line + 1));

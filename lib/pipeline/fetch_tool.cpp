@@ -1,6 +1,7 @@
 #include "pipeline/fetch_tool.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -50,10 +51,10 @@ std::optional<std::size_t> whole_number(const json::value& value, std::string_vi
     number = value.get_int64();
   } else if (value.is_uint64()) {
     number = static_cast<std::int64_t>(std::min<std::uint64_t>(value.get_uint64(), INT64_MAX));
-  } else if (value.is_double() &&
-             value.get_double() ==
-                 static_cast<double>(static_cast<std::int64_t>(value.get_double()))) {
-    number = static_cast<std::int64_t>(value.get_double());
+  } else if (value.is_double() && std::isfinite(value.get_double()) &&
+             value.get_double() == std::trunc(value.get_double())) {
+    // Clamped like a uint64 above, before the conversion: beyond int64's range it is undefined.
+    number = static_cast<std::int64_t>(std::clamp(value.get_double(), -9e18, 9e18));
   } else {
     error = high >= SIZE_MAX / 2
                 ? fmt::format("`{}` must be a whole number, {} or more.", name, low)

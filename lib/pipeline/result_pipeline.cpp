@@ -1,5 +1,6 @@
 #include "pipeline/result_pipeline.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "budget/token_estimator.hpp"
@@ -12,6 +13,53 @@
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
+
+namespace {
+
+// What cutting one text part costs beyond its text: its `_ctxguard` item and cursor.
+constexpr std::size_t kTokensPerCut = kMetadataTokens + kTokensPerCursor;
+
+bool is_text_item(const json::value& item) {
+  const json::object* object = item.if_object();
+  const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
+  const json::value* text = object != nullptr ? object->if_contains("text") : nullptr;
+  return type != nullptr && type->is_string() && type->get_string() == "text" && text != nullptr &&
+         text->is_string();
+}
+
+// Whether the hard cap's cut would give more text items a `_ctxguard` item of their own than
+// the cap holds (a hundred search hits, one item each): the answer would grow with every cut.
+bool too_many_to_cut(const ResultTokens& tokens, std::size_t hard_cap) {
+  if (tokens.total <= hard_cap) return false;
+  const auto texts = std::count_if(tokens.items.begin(), tokens.items.end(),
+                                   [](std::size_t item_tokens) { return item_tokens > 0; });
+  return static_cast<std::size_t>(texts) * kTokensPerCut > hard_cap;
+}
+
+// `result` with its text items joined into the first ('\n' between them) and its other items
+// in their order: one cut and one cursor then serve all of them.
+json::object join_text_items(const json::object& result) {
+  json::object joined = result;
+  json::array& content = joined.at("content").as_array();
+  json::array kept;
+  std::optional<std::size_t> first;  // in `kept` (an index: pushing may move the items)
+  for (json::value& item : content) {
+    if (!is_text_item(item)) {
+      kept.push_back(std::move(item));
+    } else if (!first) {
+      first = kept.size();
+      kept.push_back(std::move(item));
+    } else {
+      json::string& text = kept[*first].as_object().at("text").as_string();
+      text.append("\n");
+      text.append(item.as_object().at("text").as_string());
+    }
+  }
+  content = std::move(kept);
+  return joined;
+}
+
+}  // namespace
 
 std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
                                                        const config::BudgetSettings& budget,
@@ -27,16 +75,26 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   if (tokens->total <= limit && !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
     return std::nullopt;
   }
+  // Rewritten from a copy with the text items joined (rare), so that `result` is still the
+  // server's should the job decide to leave it.
+  std::optional<json::object> joined;
+  std::optional<ResultTokens> joined_tokens;
+  if (too_many_to_cut(*tokens, budget.hard_cap)) {
+    joined = join_text_items(result);
+    joined_tokens = result_tokens(*joined);
+  }
+  json::object& subject = joined ? *joined : result;
+  const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
   if (context.dry_run) {
     // Observe mode: the same decisions against a cache of the same size, thrown away after, so
     // a shadowed answer never evicts a result whose cursors are out there.
     static const SpillWriter kNoSpill;
     ResultCache scratch(cache_.max_bytes(), cache_.ttl());
-    RewriteJob job(budget, codec_, scratch, fetch_tool_, kNoSpill, context, result);
-    return job.run(*tokens, is_error);
+    RewriteJob job(budget, codec_, scratch, fetch_tool_, kNoSpill, context, subject);
+    return job.run(subject_tokens, is_error);
   }
-  RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, result);
-  return job.run(*tokens, is_error);
+  RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);
+  return job.run(subject_tokens, is_error);
 }
 
 std::optional<RewrittenResult> ResultPipeline::process_resource(

@@ -58,12 +58,9 @@ constexpr double kFirstBytesPerToken = 1.0;
 constexpr std::size_t kMinSample = 64;
 constexpr double kFillShare = 0.9;
 constexpr std::size_t kMinBlock = 16;
-// A UTF-8 sequence has at most 3 continuation bytes: backing off or stepping over more means
-// the text is not valid UTF-8, and a chunk must not grow or shrink by more for it.
-constexpr std::size_t kMaxContinuation = 3;
-
 using text::is_blank;
 using text::is_continuation;
+using text::kMaxContinuation;
 constexpr auto content_of = text::without_line_break;
 
 // "# Title" ... "###### Title": a paragraph boundary before it, blank line or not.

@@ -8,6 +8,7 @@
 namespace ctxguard::pipeline {
 
 using text::is_continuation;
+using text::kMaxContinuation;
 
 std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t tokens) {
   begin = std::min(begin, text.size());
@@ -29,11 +30,18 @@ std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t token
   if (newline != std::string_view::npos && newline + 1 >= length / 2) {
     length = newline + 1;
   } else {
-    while (length > 0 && length < rest.size() && is_continuation(rest[length])) --length;
+    for (std::size_t back = 0; back < kMaxContinuation && length > 0 && length < rest.size() &&
+                               is_continuation(rest[length]);
+         ++back) {
+      --length;
+    }
   }
   if (length == 0) {  // not even one character fits: take one anyway
     length = 1;
-    while (length < rest.size() && is_continuation(rest[length])) ++length;
+    for (std::size_t step = 0;
+         step < kMaxContinuation && length < rest.size() && is_continuation(rest[length]); ++step) {
+      ++length;
+    }
   }
   return begin + length;
 }

@@ -31,6 +31,9 @@ inline char lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a'
 
 // A byte inside a UTF-8 sequence (never the first byte of a character).
 inline bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+// A UTF-8 sequence has at most 3 continuation bytes: backing off or stepping over more means
+// the text is not valid UTF-8, and a cut must not move further for it.
+inline constexpr std::size_t kMaxContinuation = 3;
 
 // Characters as Unicode code points (for valid UTF-8; invalid bytes count as one each).
 inline std::size_t char_count(std::string_view text) {

@@ -183,6 +183,18 @@ tools:
         std::vector<std::string>{"the file must be a map of settings."});
 }
 
+TEST_CASE("config file: a key that is a list or a map is a problem and not an exception") {
+  // Legal YAML (complex keys), found by tests/fuzz/config_fuzz: yaml-cpp throws when such a key
+  // is read as a string, and the reload would have died on it.
+  CHECK(errors_of("? [a, b]\n: 1\ntokenBudget: 4000\n") ==
+        std::vector<std::string>{"line 1: a key must be a setting's name, not a list or a map."});
+  CHECK(errors_of("{a: 1}: 2\n") ==
+        std::vector<std::string>{"line 1: a key must be a setting's name, not a list or a map."});
+  CHECK(errors_of("tools:\n  - match: x\n    ? [pageSize]\n    : 10\n") ==
+        std::vector<std::string>{
+            "tools[0]: line 3: a key must be a setting's name, not a list or a map."});
+}
+
 TEST_CASE("config/ctxguard.yaml: every setting, each at its built-in default") {
   std::ifstream in(CTXGUARD_SOURCE_DIR "/config/ctxguard.yaml");
   REQUIRE(in.good());

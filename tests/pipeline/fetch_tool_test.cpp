@@ -169,3 +169,26 @@ TEST_CASE("fetch: one item larger than the budget comes as text pieces, then the
       parse(text_at(fixture.fetch_page({{"cursor", meta.at("nextItemsCursor")}}), 0));
   REQUIRE(after.at("items").as_array().front().at("id").as_int64() == 61);
 }
+
+TEST_CASE("fetch: numbers beyond any page or line are refused or clamped, never converted blind") {
+  // Found by tests/fuzz/pipeline_fuzz (UBSan): a double beyond int64's range was converted to
+  // int64 unchecked, which is undefined (x86 gives INT64_MIN: "1e300" read as a negative line).
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  for (const double huge : {1e30, -1e30, 1e300}) {
+    const std::string error = error_text(fixture.fetch_page({{"cursor", cursor}, {"limit", huge}}));
+    CHECK(error.find("`limit`") != std::string::npos);
+    CHECK(error.find("-9223372036854775808") == std::string::npos);
+  }
+  std::string log;
+  for (int i = 1; i <= 300; ++i) log += "line " + std::to_string(i) + " of the log\n";
+  auto rewritten = fixture.process(text_result(log));
+  REQUIRE(rewritten.has_value());
+  const json::value text_cursor =
+      parse(text_at(rewritten->result, 1)).at("_ctxguard").at("nextCursor");
+  // endLine past the last line reads to the end, however it is written.
+  const json::object lines =
+      fixture.fetch_page({{"cursor", text_cursor}, {"startLine", 299}, {"endLine", 1e300}});
+  REQUIRE_FALSE(is_error(lines));
+  CHECK(text_at(lines, 0) == "line 299 of the log\nline 300 of the log\n");
+}

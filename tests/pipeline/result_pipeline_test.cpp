@@ -284,4 +284,29 @@ TEST_CASE("pipeline: JSON too large to parse within the cache size is chunked as
   REQUIRE(paginated.has_value());
   CHECK(std::find(paginated->record.stages.begin(), paginated->record.stages.end(),
                   std::string_view("paginate")) != paginated->record.stages.end());
+
+TEST_CASE("pipeline: many text items over the hard cap are cut as one text within it") {
+  // Found by tests/fuzz/pipeline_fuzz: each item cut on its own carried its own _ctxguard item,
+  // so 200 short items (4,600 tokens, cap 3000) came out at 26,000 tokens.
+  Fixture fixture(small_budget(1000));
+  json::array content;
+  std::string all;
+  for (int i = 0; i < 200; ++i) {
+    std::string line = "hit " + std::to_string(i) + ":";
+    for (int word = 0; word < 20; ++word) line += " word";
+    content.push_back(json::object{{"type", "text"}, {"text", line}});
+    all += (i == 0 ? "" : "\n") + line;
+  }
+  content.push_back(json::object{{"type", "image"}, {"data", "AAAA"}, {"mimeType", "image/png"}});
+  const json::object result{{"content", content}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  const json::object& answer = rewritten->result;
+  // The joined text's first piece, its trailer, and the image.
+  REQUIRE(content_of(answer).size() == 3);
+  CHECK(content_of(answer).at(2).at("type").as_string() == "image");
+  json::object texts = answer;
+  texts["content"] = json::array{content_of(answer).at(0), content_of(answer).at(1)};
+  CHECK(tokens_of(texts) <= fixture.budget.hard_cap);
+  CHECK(rebuild_text(fixture, texts, 0) == all);
 }

@@ -45,3 +45,10 @@ TEST_CASE("text cut: never inside a UTF-8 sequence, and pieces cover the text ex
 TEST_CASE("text cut: at least one character even when nothing fits") {
   REQUIRE(cut_text("漢字漢字", 0, 0) == 3);
 }
+
+TEST_CASE("text cut: one character is at most 4 bytes even in invalid UTF-8") {
+  // Found by tests/fuzz/chunker_fuzz: a character over the budget was taken together with every
+  // stray continuation byte after it (the chunker stops after 3, as UTF-8 allows).
+  REQUIRE(cut_text("\xf0\x9f\x98\x80\x80\x80", 0, 0) == 4);
+  REQUIRE(cut_text("a" + std::string(8, '\x80') + "b", 1, 0) == 5);
+}
