@@ -11,8 +11,11 @@ LineFramer::LineFramer(std::size_t max_line_bytes, std::size_t read_chunk_bytes)
 std::span<char> LineFramer::prepare() {
   compact();
   if (buffer_.size() - end_ < read_chunk_bytes_) {
-    // Grow geometrically so a long line costs amortised O(n) copies.
-    buffer_.resize(std::max(buffer_.size() * 2, end_ + read_chunk_bytes_));
+    // Grow geometrically so a long line costs amortised O(n) copies, but never past what the
+    // longest line allowed needs: a 200 MiB line under a 256 MiB limit takes 256 MiB, not 512.
+    const std::size_t needed = end_ + read_chunk_bytes_;
+    const std::size_t most = std::max(needed, max_line_bytes_ + read_chunk_bytes_ + 1);
+    buffer_.resize(std::min(std::max(buffer_.size() * 2, needed), most));
   }
   return {buffer_.data() + end_, buffer_.size() - end_};
 }
