@@ -284,6 +284,7 @@ TEST_CASE("pipeline: JSON too large to parse within the cache size is chunked as
   REQUIRE(paginated.has_value());
   CHECK(std::find(paginated->record.stages.begin(), paginated->record.stages.end(),
                   std::string_view("paginate")) != paginated->record.stages.end());
+}
 
 TEST_CASE("pipeline: many text items over the hard cap are cut as one text within it") {
   // Found by tests/fuzz/pipeline_fuzz: each item cut on its own carried its own _ctxguard item,
