@@ -60,11 +60,15 @@ inline std::size_t memory_bytes(const CachedResult& entry) {
 
 using ResultCache = cache::ExpiringLruCache<CachedResult>;
 
+// What a chunk page's `_ctxguard` item may take: about 190 estimated tokens, up to 210 with an
+// expensive cursor (its characters come out of a MAC), and room for longer numbers and names.
+inline constexpr std::size_t kChunkMetadataTokens = 250;
+
 // The chunk size in effect: the configured one, but always leaving room in an answer for the
 // chunk's `_ctxguard` item (a budget set lower than the chunk size wins).
 inline std::size_t chunk_tokens(const config::BudgetSettings& budget) {
   return std::min(budget.summary.chunk_tokens,
-                  budget.token_budget - std::min(budget.token_budget / 2, std::size_t{200}));
+                  budget.token_budget - std::min(budget.token_budget / 2, kChunkMetadataTokens));
 }
 
 }  // namespace ctxguard::pipeline

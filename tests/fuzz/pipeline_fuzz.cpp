@@ -43,13 +43,13 @@ using ctxguard::fuzz::FuzzInput;
 using ctxguard::fuzz::require;
 
 constexpr std::size_t kMaxFetches = 16;
-// The budgets under which the size invariants are checked. Every part cut carries a `_ctxguard`
-// item of 100-130 estimated tokens, and a chunk page leaves min(budget / 2, 200) tokens for its
-// own: a hard cap below ~270 cannot hold two cut parts (text and structuredContent), nor a
-// token budget below ~380 a chunk page. The settings allow 100 for both (a known limit; such
-// budgets are still fuzzed for crashes and valid JSON).
+// The budgets from which the size invariants are checked. Every part cut carries a `_ctxguard`
+// item of 100-130 estimated tokens, and a chunk page's takes up to ~210 of the
+// min(budget / 2, kChunkMetadataTokens) left for it: a hard cap below ~270 cannot hold two cut
+// parts (text and structuredContent), nor a token budget below ~430 a chunk page. The settings
+// allow 100 for both (a known limit; smaller budgets are still fuzzed for crashes and JSON).
 constexpr std::size_t kSmallestCheckedCap = 300;
-constexpr std::size_t kSmallestCheckedBudget = 400;
+constexpr std::size_t kSmallestCheckedBudget = 500;
 constexpr std::size_t kMaxRepeat = 32;
 
 // Valid settings (the setting table's ranges and check_setting_rules), small enough that a few

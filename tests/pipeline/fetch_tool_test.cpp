@@ -2,6 +2,7 @@
 
 #include "support/base64url.hpp"
 
+using namespace ctxguard::pipeline;
 using namespace ctxguard::pipeline::testing;
 namespace json = boost::json;
 
@@ -191,4 +192,37 @@ TEST_CASE("fetch: numbers beyond any page or line are refused or clamped, never 
       fixture.fetch_page({{"cursor", text_cursor}, {"startLine", 299}, {"endLine", 1e300}});
   REQUIRE_FALSE(is_error(lines));
   CHECK(text_at(lines, 0) == "line 299 of the log\nline 300 of the log\n");
+}
+
+TEST_CASE("fetch: a chunk page fits its budget even with the longest trailer a chunk can get") {
+  // Found by tests/fuzz/pipeline_fuzz's page budget check (and a flaky first run of the joined
+  // items test): chunks left 200 tokens for their _ctxguard item, which takes more with some
+  // cursors (their characters come out of a MAC, and the salted cache id spans 10 bytes in half
+  // of all processes), so a page could come out at 1,895 tokens for a budget of 1,890.
+  Fixture fixture;
+  CachedPart part;
+  for (int i = 0; i < 400'000; ++i) part.text += "line " + std::to_string(1000 + i % 9000) + "\n";
+  part.lines = std::make_shared<LineIndex>(part.text);
+  part.chunks.assign(100'000, TextChunk{});
+  const std::size_t index = part.chunks.size() - 2;  // one with a next cursor
+  part.chunks[index] =
+      TextChunk{part.text.size() - 20'000, part.text.size() - 10'000, 397'999, 398'999};
+  const auto wall_now = std::chrono::system_clock::time_point{std::chrono::seconds(1'800'000'000)};
+  std::size_t longest = 0;
+  // Cursors for many cache ids, each as long as a salted id gets: whatever the salt, some
+  // process issues cursors as expensive as the most expensive of these.
+  for (std::uint64_t id = 0; id < 400; ++id) {
+    const CursorIssuer issuer(fixture.codec, cache_id_salt() ^ (~std::uint64_t{0} - id), wall_now);
+    for (const std::size_t budget_tokens : {500, 1890, 12000}) {
+      const ctxguard::config::BudgetSettings budget = small_budget(budget_tokens);
+      json::object meta = chunk_metadata(part, 9, index, issuer, "proxy_ctxguard_fetch");
+      std::size_t tokens = 0;
+      const std::string trailer = settle_budget_fields(meta, budget.token_budget,
+                                                       chunk_tokens(budget), trailer_text, tokens);
+      longest = std::max(longest, ctxguard::budget::estimate_tokens(trailer));
+      INFO("budget " << budget_tokens << ", cache id " << id << ": " << trailer);
+      REQUIRE(tokens <= budget.token_budget);
+    }
+  }
+  WARN("longest trailer " << longest);
 }

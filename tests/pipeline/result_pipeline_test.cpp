@@ -183,10 +183,11 @@ TEST_CASE("pipeline: other content and result members pass through") {
 
 TEST_CASE(
     "pipeline: plain text passes under the chunk size and is chunked with a cursor above it") {
-  Fixture fixture;  // budget 1000: chunks of at most 800 tokens
+  Fixture fixture;  // budget 1000: chunks of at most 750 tokens
   std::string lines;
-  for (int i = 0; lines.size() < 1500; ++i) lines += "[FILE] file-" + std::to_string(i) + ".txt\n";
-  REQUIRE(ctxguard::budget::estimate_tokens(lines) <= 800);
+  for (int i = 0; lines.size() < 1400; ++i) lines += "[FILE] file-" + std::to_string(i) + ".txt\n";
+  REQUIRE(ctxguard::budget::estimate_tokens(lines) <=
+          ctxguard::pipeline::chunk_tokens(fixture.budget));
   REQUIRE_FALSE(fixture.process(text_result(lines)).has_value());
 
   while (ctxguard::budget::estimate_tokens(lines) < 20000) lines += lines;
