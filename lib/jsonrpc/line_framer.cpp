@@ -43,14 +43,8 @@ std::optional<LineFramer::Line> LineFramer::next() {
     begin_ = scanned_ = newline + 1;
     std::size_t stop = newline;
     if (stop > start && base[stop - 1] == '\r') --stop;
-    const std::string_view text(base + start, stop - start);
-    if (text.size() > max_line_bytes_) {
-      return oversized(text.substr(0, kOversizedEdgeBytes),
-                       text.substr(text.size() - std::min(text.size(), kOversizedEdgeBytes)),
-                       text.size());
-    }
-    if (text.empty()) continue;
-    return Line{Event::kLine, text, {}, text.size()};
+    if (stop == start) continue;
+    return complete_line({base + start, stop - start});
   }
   return std::nullopt;
 }
@@ -64,13 +58,15 @@ std::optional<LineFramer::Line> LineFramer::finish() {
   const std::size_t start = begin_;
   begin_ = scanned_ = end_;
   if (stop == start) return std::nullopt;
-  const std::string_view text(buffer_.data() + start, stop - start);
-  if (text.size() > max_line_bytes_) {
-    return oversized(text.substr(0, kOversizedEdgeBytes),
-                     text.substr(text.size() - std::min(text.size(), kOversizedEdgeBytes)),
-                     text.size());
-  }
-  return Line{Event::kLine, text, {}, text.size()};
+  return complete_line({buffer_.data() + start, stop - start});
+}
+
+LineFramer::Line LineFramer::complete_line(std::string_view text) const {
+  if (text.size() <= max_line_bytes_) return Line{Event::kLine, text, {}, text.size()};
+  // Over the limit but arrived whole in one read: reported like a discarded one.
+  return oversized(text.substr(0, kOversizedEdgeBytes),
+                   text.substr(text.size() - std::min(text.size(), kOversizedEdgeBytes)),
+                   text.size());
 }
 
 void LineFramer::start_discarding() {

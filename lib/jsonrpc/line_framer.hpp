@@ -54,6 +54,8 @@ class LineFramer {
 
  private:
   void compact();
+  // A line found whole in the buffer (without its terminator), or its report when over the limit.
+  Line complete_line(std::string_view text) const;
   // Starts discarding the line at [begin_, end_), which has no newline yet.
   void start_discarding();
   // The discarded line, ended at `stop` (its newline, or the end of input).

@@ -17,44 +17,25 @@ class JsonArena final : public boost::json::memory_resource {
  public:
   // Past `max_bytes` an allocation throws ctxguard::JsonMemoryLimit (parse_json's kJsonTooLarge):
   // a result is parsed to be kept in the cache, and one larger than the cache is not kept.
-  explicit JsonArena(std::size_t max_bytes = std::numeric_limits<std::size_t>::max()) {
-    counter_.limit = max_bytes;
-  }
+  explicit JsonArena(std::size_t max_bytes = std::numeric_limits<std::size_t>::max())
+      : blocks_(max_bytes) {}
 
   // Bytes obtained from the system so far (blocks, not the values inside them).
-  std::size_t bytes() const noexcept { return counter_.bytes; }
+  std::size_t bytes() const noexcept { return blocks_.bytes(); }
 
   // A value built on `storage()` must be destroyed before the arena: keep the shared_ptr
   // next to the value, declared before it.
   boost::json::storage_ptr storage() noexcept { return boost::json::storage_ptr(this); }
 
  private:
-  struct CountingResource final : boost::json::memory_resource {
-    std::size_t bytes = 0;
-    std::size_t limit = std::numeric_limits<std::size_t>::max();
-    void* do_allocate(std::size_t n, std::size_t align) override {
-      if (n > limit - bytes) throw JsonMemoryLimit();
-      bytes += n;
-      return ::operator new(n, std::align_val_t(align));
-    }
-    void do_deallocate(void* p, std::size_t n, std::size_t align) override {
-      bytes -= n;
-      // Unsized: clang before 19 does not declare sized deallocation by default.
-      ::operator delete(p, std::align_val_t(align));
-    }
-    bool do_is_equal(const memory_resource& other) const noexcept override {
-      return this == &other;
-    }
-  };
-
   void* do_allocate(std::size_t n, std::size_t align) override {
     return monotonic_.allocate(n, align);
   }
   void do_deallocate(void*, std::size_t, std::size_t) override {}
   bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
 
-  CountingResource counter_;  // must outlive monotonic_
-  boost::json::monotonic_resource monotonic_{64 << 10, &counter_};
+  BoundedHeapResource blocks_;  // must outlive monotonic_
+  boost::json::monotonic_resource monotonic_{64 << 10, &blocks_};
 };
 
 }  // namespace ctxguard::pipeline

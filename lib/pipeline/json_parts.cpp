@@ -18,7 +18,13 @@ const json::array* content_of(const json::object& result) {
   return content != nullptr ? content->if_array() : nullptr;
 }
 
-// The text of a `{"type": "text", "text": ...}` item, or nullptr.
+bool looks_like_json_container(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+}  // namespace
+
 const json::string* text_of(const json::value& item) {
   const json::object* object = item.if_object();
   if (object == nullptr) return nullptr;
@@ -27,13 +33,6 @@ const json::string* text_of(const json::value& item) {
   const json::value* text = object->if_contains("text");
   return text != nullptr ? text->if_string() : nullptr;
 }
-
-bool looks_like_json_container(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
-}
-
-}  // namespace
 
 std::optional<ResultTokens> result_tokens(const json::object& result) {
   const json::array* content = content_of(result);

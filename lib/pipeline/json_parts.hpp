@@ -51,6 +51,9 @@ struct ResultTokens {
   std::size_t structured = 0;
 };
 
+// The text of a `{"type": "text", "text": ...}` content item, or nullptr.
+const boost::json::string* text_of(const boost::json::value& item);
+
 // nullopt when `result` is not a CallToolResult (no `content` array).
 std::optional<ResultTokens> result_tokens(const boost::json::object& result);
 

@@ -19,14 +19,6 @@ namespace {
 // What cutting one text part costs beyond its text: its `_ctxguard` item and cursor.
 constexpr std::size_t kTokensPerCut = kMetadataTokens + kTokensPerCursor;
 
-bool is_text_item(const json::value& item) {
-  const json::object* object = item.if_object();
-  const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
-  const json::value* text = object != nullptr ? object->if_contains("text") : nullptr;
-  return type != nullptr && type->is_string() && type->get_string() == "text" && text != nullptr &&
-         text->is_string();
-}
-
 // Whether the hard cap's cut would give more text items a `_ctxguard` item of their own than
 // the cap holds (a hundred search hits, one item each): the answer would grow with every cut.
 bool too_many_to_cut(const ResultTokens& tokens, std::size_t hard_cap) {
@@ -44,7 +36,7 @@ json::object join_text_items(const json::object& result) {
   json::array kept;
   std::optional<std::size_t> first;  // in `kept` (an index: pushing may move the items)
   for (json::value& item : content) {
-    if (!is_text_item(item)) {
+    if (text_of(item) == nullptr) {
       kept.push_back(std::move(item));
     } else if (!first) {
       first = kept.size();

@@ -13,27 +13,6 @@ namespace {
 
 namespace json = boost::json;
 
-// The parser's scratch memory, from the heap, refused past a limit.
-class ScratchResource final : public json::memory_resource {
- public:
-  explicit ScratchResource(std::size_t limit) : limit_(limit) {}
-
- private:
-  void* do_allocate(std::size_t n, std::size_t align) override {
-    if (n > limit_ - bytes_) throw JsonMemoryLimit();
-    bytes_ += n;
-    return ::operator new(n, std::align_val_t(align));
-  }
-  void do_deallocate(void* p, std::size_t n, std::size_t align) override {
-    bytes_ -= n;
-    ::operator delete(p, std::align_val_t(align));
-  }
-  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
-
-  std::size_t limit_;
-  std::size_t bytes_ = 0;
-};
-
 // Boost.JSON's own value-building handler (detail/handler.hpp), except for on_double.
 struct PreciseHandler {
   static constexpr std::size_t max_object_size = json::object::max_size();
@@ -123,7 +102,7 @@ Result<boost::json::value> parse_json(std::string_view text, boost::json::storag
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   options.allow_invalid_utf8 = true;
-  ScratchResource scratch(max_scratch_bytes);
+  BoundedHeapResource scratch(max_scratch_bytes);
   try {
     // The handler (and the values it holds) is destroyed before `scratch`.
     json::basic_parser<PreciseHandler> parser(options, json::storage_ptr(&scratch));

@@ -13,6 +13,7 @@
 #include <new>
 #include <string_view>
 
+#include <boost/json/memory_resource.hpp>
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 
@@ -27,6 +28,32 @@ inline constexpr std::size_t kMaxJsonDepth = 4096;
 // parser's scratch); parse_json turns it into Error::kJsonTooLarge.
 struct JsonMemoryLimit : std::bad_alloc {
   const char* what() const noexcept override { return "JSON memory limit reached"; }
+};
+
+// Heap memory for JSON values that counts what it holds and refuses (JsonMemoryLimit) to hold
+// more than its limit: the parser's scratch in parse_json, the blocks of pipeline::JsonArena.
+class BoundedHeapResource final : public boost::json::memory_resource {
+ public:
+  explicit BoundedHeapResource(std::size_t limit = std::numeric_limits<std::size_t>::max())
+      : limit_(limit) {}
+
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override {
+    if (n > limit_ - bytes_) throw JsonMemoryLimit();
+    bytes_ += n;
+    return ::operator new(n, std::align_val_t(align));
+  }
+  void do_deallocate(void* p, std::size_t n, std::size_t align) override {
+    bytes_ -= n;
+    // Unsized: clang before 19 does not declare sized deallocation by default.
+    ::operator delete(p, std::align_val_t(align));
+  }
+  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+
+  std::size_t limit_;
+  std::size_t bytes_ = 0;
 };
 
 // Parses exactly one JSON text (surrounding whitespace allowed) into storage `sp`. Invalid
