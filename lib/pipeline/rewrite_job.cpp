@@ -38,6 +38,9 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
     if (total_tokens() <= budget_.hard_cap) {
       return changed ? finish() : std::nullopt;
     }
+    // Past the cap only through what the stages added (a `_ctxguard` item per chunk and page):
+    // the server's answer, within the cap, goes out as it came rather than cut as text.
+    if (tokens.total <= budget_.hard_cap) return std::nullopt;
   }
   cut_as_text(budget_.hard_cap);
   return finish();
