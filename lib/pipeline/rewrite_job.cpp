@@ -27,9 +27,8 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     compact_tokens_[k] = split_.parts[k].original_tokens;
   }
-  if (!rewrite) compute_weights();
+  compute_weights();  // chunks of text that structuredContent repeats are smaller
   if (rewrite) {
-    compute_weights();  // chunks of text that structuredContent repeats are smaller
     build_entry();
     const bool chunked = budget_.chunking && chunk_texts();
     const bool changed = fit_json() || chunked;
@@ -38,6 +37,9 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
     if (total_tokens() <= budget_.hard_cap) {
       return changed ? finish() : std::nullopt;
     }
+    // Past the cap only through what the stages added (a `_ctxguard` item per chunk and page):
+    // the server's answer, within the cap, goes out as it came rather than cut as text.
+    if (tokens.total <= budget_.hard_cap) return std::nullopt;
   }
   cut_as_text(budget_.hard_cap);
   return finish();

@@ -312,3 +312,27 @@ TEST_CASE("pipeline: many text items over the hard cap are cut as one text withi
   CHECK(tokens_of(texts) <= fixture.budget.hard_cap);
   CHECK(rebuild_text(fixture, texts, 0) == all);
 }
+
+TEST_CASE("pipeline: a result within the hard cap never comes out above it") {
+  // Found by tests/fuzz/pipeline_fuzz: text items just over the chunk size of a small budget
+  // were chunked, each chunk with its _ctxguard item, past the hard cap; the cut as text that
+  // followed gave every item a _ctxguard item again (1,245 tokens for a cap of 300). The server's
+  // answer was within the cap: it goes out as it came.
+  ctxguard::config::BudgetSettings budget = small_budget(140);
+  budget.hard_cap = 300;
+  Fixture fixture(budget);
+  std::string item;  // just over the chunk size
+  for (int word = 0;
+       ctxguard::budget::estimate_tokens(item) <= ctxguard::pipeline::chunk_tokens(fixture.budget);
+       ++word) {
+    item += "word" + std::to_string(word) + " ";
+  }
+  json::array content;
+  while ((content.size() + 1) * ctxguard::budget::estimate_tokens(item) <= 300) {
+    content.push_back(json::object{{"type", "text"}, {"text", item}});
+  }
+  REQUIRE(content.size() >= 3);
+  const auto rewritten = fixture.process(json::object{{"content", content}});
+  if (rewritten) CHECK(tokens_of(rewritten->result) <= 300);
+  CHECK_FALSE(rewritten.has_value());
+}
