@@ -13,7 +13,6 @@ namespace ctxguard::config {
 namespace {
 
 constexpr std::size_t kDefaultHardCapRatio = 3;
-constexpr std::size_t kTokensMax = 10'000'000;
 
 std::size_t index_of(const SettingSpec& spec) {
   return static_cast<std::size_t>(&spec - setting_table().data());

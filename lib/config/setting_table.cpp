@@ -27,8 +27,6 @@ constexpr std::uint64_t kGiB = kMiB * 1024;
   [](const BudgetSettings& b) -> std::uint64_t { return b.PATH ? 1 : 0; }, \
       [](BudgetSettings& b, std::uint64_t v) { b.PATH = v != 0; }
 
-constexpr std::uint64_t kTokensMax = 10'000'000;
-
 using Kind = SettingKind;
 using Scope = SettingScope;
 

@@ -43,6 +43,10 @@ struct SummarySettings {
   std::optional<std::string> spill_dir;     // also write each cut answer to a file here
 };
 
+// The largest token budget or hard cap a setting may hold: far above any model's context, low
+// enough that budget arithmetic (a cap three times the budget, say) cannot overflow.
+inline constexpr std::size_t kTokensMax = 10'000'000;
+
 // The context budget (FR-002, FR-007, FR-010, TokenBudget in the seeds' data model).
 struct BudgetSettings {
   // observe (shadow, FR-036): answers go out as the server sent them; what enforce would have

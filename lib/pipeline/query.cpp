@@ -8,23 +8,17 @@
 #include <optional>
 #include <span>
 
+#include "support/text_scan.hpp"
+
 namespace ctxguard::pipeline {
 
 namespace {
 
 namespace json = boost::json;
 
-// ASCII-only folding: UTF-8 bytes (all >= 0x80) map to themselves, so non-ASCII text is
-// compared byte for byte and a multi-byte character can never be split into a false match.
-constexpr std::array<char, 256> kLower = [] {
-  std::array<char, 256> table{};
-  for (int c = 0; c < 256; ++c) {
-    table[static_cast<std::size_t>(c)] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  }
-  return table;
-}();
-
-char lower(char c) { return kLower[static_cast<unsigned char>(c)]; }
+// ASCII-only folding (text::lower): UTF-8 bytes (all >= 0x80) map to themselves, so non-ASCII
+// text is compared byte for byte and a multi-byte character can never be split into a false match.
+using text::lower;
 
 std::string lowered(std::string_view text) {
   std::string out(text);
@@ -34,7 +28,7 @@ std::string lowered(std::string_view text) {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// `needle` is already lowered; `text` is compared through kLower.
+// `needle` is already lowered; `text` is folded as it is compared.
 bool equals_folded(std::string_view text, std::string_view needle) {
   if (text.size() != needle.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -61,7 +61,7 @@ constexpr std::size_t kMinBlock = 16;
 using text::is_blank;
 using text::is_continuation;
 using text::kMaxContinuation;
-constexpr auto content_of = text::without_line_break;
+using text::without_line_break;
 
 // "# Title" ... "###### Title": a paragraph boundary before it, blank line or not.
 bool is_heading(std::string_view line) {
@@ -263,7 +263,7 @@ std::size_t line_from(const LineIndex& lines, std::size_t line, std::size_t offs
 // Line `line` of `text` without its line break.
 std::string_view line_content(std::string_view text, const LineIndex& lines, std::size_t line) {
   const std::size_t begin = lines.line_begin(line);
-  return content_of(text.substr(begin, lines.line_end(line) - begin));
+  return without_line_break(text.substr(begin, lines.line_end(line) - begin));
 }
 
 // A chunk's end and the line that holds it (lines() + 1 at the end of the text): the next

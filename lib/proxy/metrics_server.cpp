@@ -38,11 +38,11 @@ constexpr std::size_t kLingerBytes = std::size_t{64} * 1024;
 // Targets are logged up to this length.
 constexpr std::size_t kLoggedTargetLength = 200;
 
-class Connection;
-
 }  // namespace
 
 namespace detail {
+
+class Connection;
 
 // What the accept loop, the connections and the MetricsServer object share.
 struct MetricsServerState {
@@ -67,16 +67,10 @@ struct MetricsServerState {
   bool limit_logged = false;
 };
 
-}  // namespace detail
-
-namespace {
-
-using State = detail::MetricsServerState;
-
 // One accepted socket, registered with the state for as long as it exists so stop() can close it.
 class Connection {
  public:
-  Connection(std::shared_ptr<State> state, tcp::socket socket)
+  Connection(std::shared_ptr<MetricsServerState> state, tcp::socket socket)
       : state_(std::move(state)), stream_(std::move(socket)) {
     state_->connections.insert(this);
   }
@@ -92,14 +86,21 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  State& state() { return *state_; }
+  MetricsServerState& state() { return *state_; }
   beast::tcp_stream& stream() { return stream_; }
   void close() { stream_.close(); }
 
  private:
-  std::shared_ptr<State> state_;
+  std::shared_ptr<MetricsServerState> state_;
   beast::tcp_stream stream_;
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::Connection;
+using State = detail::MetricsServerState;
 
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;

@@ -12,10 +12,6 @@ namespace json = boost::json;
 
 namespace {
 
-double seconds(std::chrono::steady_clock::duration value) {
-  return std::chrono::duration<double>(value).count();
-}
-
 // Rates and averages to four decimals: enough for a dashboard, stable to read in tests.
 double rounded(double value) { return std::round(value * 10000.0) / 10000.0; }
 
@@ -118,7 +114,7 @@ HealthPage health_page(const TrafficMetrics& traffic, const ProcessStatus& proce
   json::object body{
       {"status", health_status(process)},
       {"version", process.version},
-      {"uptimeSeconds", rounded(seconds(process.uptime))},
+      {"uptimeSeconds", rounded(std::chrono::duration<double>(process.uptime).count())},
       {"server", std::move(server)},
       {"clientConnected", process.client_connected},
       {"toolCalls", calls.tool_calls},

@@ -7,7 +7,8 @@
 #include "pipeline/projection.hpp"
 #include "pipeline/summarize.hpp"
 #include "support/glob.hpp"
-#include "support/json_reader.hpp"
+
+#include "pipeline_fixture.hpp"
 
 using namespace ctxguard::pipeline;
 using ctxguard::glob_matches;
@@ -15,11 +16,7 @@ namespace json = boost::json;
 
 namespace {
 
-json::value parse(std::string_view text) {
-  auto value = ctxguard::parse_json(text);
-  REQUIRE(value.has_value());
-  return std::move(*value);
-}
+using ctxguard::pipeline::testing::parse;
 
 std::string shown(const json::value& value, const ValueView& view, ViewStats* stats = nullptr) {
   std::string out;
