@@ -32,7 +32,8 @@ std::optional<LineFramer::Line> LineFramer::next() {
         keep_edges({base + begin_, end_ - begin_});
         discarded_bytes_ += end_ - begin_;
         begin_ = end_;
-      } else if (end_ - begin_ > max_line_bytes_) {
+      } else if (end_ - begin_ > max_line_bytes_ + (base[end_ - 1] == '\r' ? 1 : 0)) {
+        // A last '\r' may be the first half of a CRLF terminator, not a byte of the line.
         start_discarding();
       }
       return std::nullopt;

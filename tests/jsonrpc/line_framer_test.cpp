@@ -129,6 +129,26 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("line framer: a line of exactly the limit passes with either terminator, however read") {
+  // Found by tests/fuzz/line_framer_fuzz: when a read ended between the '\r' and the '\n' of a
+  // CRLF, the '\r' was counted as a byte of the line, which was then one over the limit.
+  const std::string line(50, 'x');
+  for (const std::string terminator : {"\n", "\r\n"}) {
+    for (std::size_t piece = 1; piece <= 60; ++piece) {
+      for (std::size_t chunk : {1, 7, 51, 64}) {
+        INFO("terminator size " << terminator.size() << ", piece " << piece << ", chunk " << chunk);
+        auto out = feed(line + terminator + "{}" + terminator, piece, 50, chunk);
+        CHECK(out.lines == std::vector<std::string>{line, "{}"});
+        CHECK(out.oversized.empty());
+      }
+    }
+  }
+  // One byte more is over the limit, the '\r' of its terminator still not counted.
+  auto out = feed(line + "y\r\n", 51, 50, 64);
+  CHECK(out.lines.empty());
+  CHECK(out.oversized == std::vector<Oversized>{oversized_report(line + "y")});
+}
+
 TEST_CASE("line framer: an oversized line is reported at its end with its edges and length") {
   // The id of a message serialized by the TypeScript SDK comes last: the tail must hold it.
   std::string message =
