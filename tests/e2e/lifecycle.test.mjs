@@ -69,15 +69,18 @@ describe('ctxguard lifecycle', { skip: SKIP, timeout: 90_000 }, () => {
     await s.close();
   });
 
-  test('(b) client.close() stops the child and ctxguard (--shutdown-timeout 1)', T, async () => {
-    const s = await connectProxied(serverCommand('everything'), ['--shutdown-timeout', '1']);
+  test('(b) client.close() stops the child and ctxguard (--shutdown-timeout 5)', T, async () => {
+    // server-everything exits by itself on stdin EOF, but Node's teardown took over a second on
+    // a loaded CI machine: with --shutdown-timeout 1 it was sent SIGTERM (exit 143). The timeout
+    // path has its own test (b2); this one is about the clean stop.
+    const s = await connectProxied(serverCommand('everything'), ['--shutdown-timeout', '5']);
     const childPid = await waitFor(() => s.serverPid(), 5000, 'the "server started: pid=" log line');
     const ctxPid = s.pid;
     assert.ok(pidAlive(childPid) && pidAlive(ctxPid));
     const t0 = Date.now();
     await s.client.close();
-    await waitFor(() => !pidAlive(childPid) && !pidAlive(ctxPid), 4000, 'child and ctxguard to exit');
-    assert.ok(Date.now() - t0 < 4000);
+    await waitFor(() => !pidAlive(childPid) && !pidAlive(ctxPid), 8000, 'child and ctxguard to exit');
+    assert.ok(Date.now() - t0 < 8000);
     // server-everything exits by itself on stdin EOF, with status 0.
     assert.deepEqual(await within(s.exited, 1000, 'ctxguard exit'), { code: 0, signal: null });
     await s.close();
