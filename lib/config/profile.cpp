@@ -260,6 +260,14 @@ std::string Profile::describe() const {
     for (const std::string_view key : rule.keys) {
       out += fmt::format("    {}: {}\n", key, format_setting(spec_of(key), rule.configured));
     }
+    // What derive() gave the rule: read back, the global value (now set) would apply instead.
+    for (const std::string_view key : {"hardCap", "chunkSize"}) {
+      if (std::find(rule.keys.begin(), rule.keys.end(), key) != rule.keys.end()) continue;
+      const std::string value = format_setting(spec_of(key), rule.configured);
+      if (value != format_setting(spec_of(key), global_.configured)) {
+        out += fmt::format("    {}: {}  # derived\n", key, value);
+      }
+    }
     if (!rule.fields.empty()) out += fmt::format("    fields: {}\n", field_list(rule.fields));
   }
   return out;

@@ -166,6 +166,32 @@ tools:
         std::vector<std::string>{"id", "guest.name"});
 }
 
+TEST_CASE("profile: a rule's derived values are in the effective configuration, so it reads back") {
+  // Found by tests/fuzz/config_fuzz: a rule that lowers tokenBudget gets half of it as its chunk
+  // size (derived); the output listed only the rule's own keys, and read back the global
+  // `chunkSize: 2000` (now set) applied to the rule, above its budget: the file was refused.
+  const ProfilePtr profile = from_yaml(R"(
+tools:
+  - match: small
+    tokenBudget: 300
+  - match: large
+    tokenBudget: 20000
+)");
+  REQUIRE(profile->for_tool("small").summary.chunk_tokens == 150);
+  REQUIRE(profile->for_tool("large").hard_cap == 60000);
+  const std::string described = profile->describe();
+  CHECK_THAT(described, Catch::Contains("    chunkSize: 150  # derived") &&
+                            Catch::Contains("    hardCap: 60000  # derived"));
+  const ProfilePtr again = from_yaml(described);
+  CHECK(again->changes_from(*profile).empty());
+  CHECK(profile->changes_from(*again).empty());
+  for (const char* tool : {"small", "large", "other"}) {
+    INFO(tool);
+    CHECK(again->for_tool(tool).summary.chunk_tokens == profile->for_tool(tool).summary.chunk_tokens);
+    CHECK(again->for_tool(tool).hard_cap == profile->for_tool(tool).hard_cap);
+  }
+}
+
 TEST_CASE("profile: a reload's changes, one line each with old and new values") {
   const ProfilePtr before = from_yaml(R"(
 tokenBudget: 4000
