@@ -16,6 +16,9 @@ namespace {
 // Upper bound of messages gathered into one write (iovec limits are 1024 on Linux).
 constexpr std::size_t kMaxGather = 256;
 constexpr char kNewline = '\n';
+// The most one write() is asked to take (Asio's default for transfer_all): also how often the
+// progress of a long write is counted.
+constexpr std::size_t kMaxWriteBytes = 65536;
 }  // namespace
 
 MessageWriter::MessageWriter(asio::posix::stream_descriptor stream, std::size_t high_water_bytes,
@@ -75,15 +78,25 @@ asio::awaitable<boost::system::error_code> MessageWriter::run() {
       buffers.emplace_back(message.data(), message.size());
       buffers.emplace_back(&kNewline, 1);
     }
-    auto [ec, written] =
-        co_await asio::async_write(stream_, buffers, asio::as_tuple(asio::use_awaitable));
+    // transfer_all, counting each partial write as it completes: a 64 MiB message to a slow
+    // reader shows its progress (written_bytes_, the queued-bytes gauge) all along.
+    std::size_t counted = 0;
+    const auto count_progress = [this, &counted](const boost::system::error_code& failure,
+                                                 std::size_t transferred) -> std::size_t {
+      written_bytes_ += transferred - counted;
+      queued_bytes_ -= transferred - counted;
+      counted = transferred;
+      return failure ? 0 : kMaxWriteBytes;
+    };
+    auto [ec, written] = co_await asio::async_write(stream_, buffers, count_progress,
+                                                    asio::as_tuple(asio::use_awaitable));
+    count_progress(ec, written);
     if (ec) {
       error = ec;
       spdlog::warn("writing to the {} failed: {}; {} queued message(s) dropped", peer_,
                    ec.message(), writing.size() + queue_.size());
       break;
     }
-    queued_bytes_ -= written;
     wake(space_event_);
   }
   failed_ = failed_ || static_cast<bool>(error);

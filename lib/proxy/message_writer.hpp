@@ -9,6 +9,7 @@
 // Executor: everything runs on one strand-free io_context thread.
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ class MessageWriter {
   bool failed() const { return failed_; }
   // Bytes waiting to be written (the backpressure figure /metrics reports).
   std::size_t queued_bytes() const { return queued_bytes_; }
+  // Bytes written so far (newlines included), counted as each write() returns: whether a reader
+  // is still taking data, however slowly.
+  std::uint64_t written_bytes() const { return written_bytes_; }
   std::string_view peer() const { return peer_; }
 
  private:
@@ -54,6 +58,7 @@ class MessageWriter {
   std::string peer_;
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
+  std::uint64_t written_bytes_ = 0;
   // Timers that never expire, used as events: cancel() wakes every waiter.
   boost::asio::steady_timer writer_event_;
   boost::asio::steady_timer space_event_;

@@ -187,7 +187,8 @@ tools:
   CHECK(profile->changes_from(*again).empty());
   for (const char* tool : {"small", "large", "other"}) {
     INFO(tool);
-    CHECK(again->for_tool(tool).summary.chunk_tokens == profile->for_tool(tool).summary.chunk_tokens);
+    CHECK(again->for_tool(tool).summary.chunk_tokens ==
+          profile->for_tool(tool).summary.chunk_tokens);
     CHECK(again->for_tool(tool).hard_cap == profile->for_tool(tool).hard_cap);
   }
 }

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -70,7 +71,40 @@ TEST_CASE("relay: a 64 MiB message passes whole") {
   auto run = run_ctxguard(kMirror, {.input = input, .timeout = std::chrono::seconds(120)});
   CHECK_FALSE(run.timed_out);
   CHECK(run.output.size() == input.size());
-  CHECK(run.output == input);
+  CHECK((run.output == input));  // parenthesized: a failure must not print 64 MiB twice
+}
+
+TEST_CASE("relay: a client that reads slowly gets everything after the server has gone") {
+  // Found in CI: once the server had exited, ctxguard gave the client --kill-timeout in all to
+  // take what was left, then exited; on a loaded machine a 64 MiB answer was cut at 32 MiB.
+  // Here 6 MiB read 64 KiB at a time, 25 ms apart, take about 2.5 s against a 1 s timeout.
+  std::string input = R"({"jsonrpc":"2.0","method":"notifications/big","params":{"blob":")";
+  input.append(6u << 20, 'x');
+  input += "\"}}\n";
+  auto run = run_ctxguard(kMirror, {.flags = {"--kill-timeout", "1"},
+                                    .input = input,
+                                    .read_pause = std::chrono::milliseconds(25)});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.output.size() == input.size());
+  CHECK((run.output == input));
+  CHECK(run.status.code == 0);
+  CHECK_THAT(run.log, !Catch::Contains("read nothing"));
+}
+
+TEST_CASE("relay: a client that stops reading does not keep ctxguard alive") {
+  // The other side of the test above: nothing read for --kill-timeout after the server has gone
+  // and ctxguard exits, the rest undelivered. The client reads again only after 6 s.
+  std::string input = R"({"jsonrpc":"2.0","method":"notifications/big","params":{"blob":")";
+  input.append(6u << 20, 'x');
+  input += "\"}}\n";
+  const auto started = std::chrono::steady_clock::now();
+  auto run = run_ctxguard(kMirror, {.flags = {"--kill-timeout", "1"},
+                                    .input = input,
+                                    .read_pause = std::chrono::milliseconds(6000)});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.output.size() < input.size());
+  CHECK_THAT(run.log, Catch::Contains("the client read nothing for 1000 ms"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
 }
 
 TEST_CASE("relay: CRLF endings are accepted and forwarded as LF") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,7 @@ ProxyRun run_ctxguard(const std::vector<std::string>& server, const ProxyOptions
     const ssize_t n = ::read(out, chunk.data(), chunk.size());
     if (n <= 0) break;
     run.output.append(chunk.data(), static_cast<std::size_t>(n));
+    if (options.read_pause.count() > 0) std::this_thread::sleep_for(options.read_pause);
   }
   run.status = child->wait();
   writer.join();

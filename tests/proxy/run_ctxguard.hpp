@@ -26,6 +26,8 @@ struct ProxyOptions {
   // Called once the log shows the server started, with the log text and ctxguard's pid.
   std::function<void(const std::string& log, pid_t ctxguard)> once_started{};
   std::chrono::seconds timeout{60};
+  // A slow client: this long a pause after each read of ctxguard's stdout (64 KiB at most).
+  std::chrono::milliseconds read_pause{0};
 };
 
 ProxyRun run_ctxguard(const std::vector<std::string>& server, const ProxyOptions& options = {});
