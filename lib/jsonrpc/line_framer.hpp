@@ -49,7 +49,9 @@ class LineFramer {
   // At end of input: the final line if it had no terminating newline.
   std::optional<Line> finish();
 
-  // Bytes held for an incomplete line (for backpressure and tests).
+  // Bytes held for an incomplete line (for backpressure and tests): at most max_line_bytes + 1 +
+  // read_chunk_bytes, the most prepare() ever offers room for. The 1: a line of exactly the limit
+  // and its '\r' are held until the next read tells whether a '\n' (CRLF) follows.
   std::size_t buffered() const { return end_ - begin_; }
 
  private:
