@@ -192,8 +192,32 @@ class Session {
     } else {
       spdlog::debug("the server closed its output");
       server_output_done_ = true;
-      maybe_finish();
+      check_child();
+      if (child_.exit_status()) {
+        maybe_finish();
+      } else {
+        spawn(stop_mute_server());
+      }
     }
+  }
+
+  // The server's output ended but the process lives on: it can answer nothing more, so waiting
+  // for it would leave every request in flight waiting for ever. It is stopped like a server whose
+  // client has gone (input closed, then SIGTERM, then SIGKILL); its exit then answers them.
+  awaitable<void> stop_mute_server() {
+    // A server that exits closes its output first: give the exit a moment to be seen.
+    asio::steady_timer timer(io_);
+    for (int poll = 0; poll < 20 && !child_.exit_status(); ++poll) {
+      timer.expires_after(kGroupPollInterval);
+      co_await timer.async_wait(kUseTuple);
+      check_child();
+    }
+    if (child_.exit_status()) co_return;  // check_child() went on to finish()
+    spdlog::warn("the server (pid {}) closed its output but is still running; it can answer "
+                 "nothing more: closing its input and stopping it",
+                 child_.pid());
+    to_server_.close();
+    co_await stop_server(settings_.lifecycle.shutdown_timeout);
   }
 
   awaitable<void> forward(Direction direction, const jsonrpc::LineFramer::Line& line) {

@@ -9,7 +9,8 @@
 //   - the server writes garbage (not JSON, binary bytes, half JSON) between real answers;
 //     a 200 MiB tool answer (rewritten within the budget; peak RSS printed); a 200 MiB answer
 //     over --max-message-bytes (an error for its request);
-//   - the server exits at start, or while the client keeps sending;
+//   - the server exits at start, or while the client keeps sending; it closes its output but
+//     keeps running (ctxguard stops it);
 //   - the client closes its input with 100 requests in flight;
 //   - the client stops reading while the server streams 300 MiB: backpressure, bounded memory;
 //     the same towards a server that stops reading 100 MiB of requests; a client that closes its
@@ -397,6 +398,33 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     g.end();
     assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, g.stderrText());
     assert.match(g.stderrText(), /raw-server: holding 100 requests/);
+    const byId = assertOneAnswerEach(g.messages(), ids);
+    for (const id of ids) assertServerGoneError(byId.get(id), 'killed by signal 9 (Killed)', 'ping');
+  });
+
+  test('the server closes its output but keeps running: ctxguard closes its input and the server exits, each request in flight gets one -32000 error, exit 0', T, async () => {
+    // The client keeps its end open: ctxguard must act on its own (it used to wait for the exit).
+    const g = rawProxy(rawServerCommand('--hold-all', '--announce-held', '10'));
+    const ids = Array.from({ length: 10 }, (_, i) => i + 1);
+    await g.send(ids.map((id) => `${request(id, 'ping')}\n`).join(''));
+    await waitFor(() => /raw-server: holding 10 requests/.test(g.stderrText()), 10_000, 'ten requests held');
+    await g.send(`${JSON.stringify({ jsonrpc: '2.0', method: 'test/close-output' })}\n`);
+    assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
+    assert.match(g.stderrText(), /closed its output but is still running/);
+    const byId = assertOneAnswerEach(g.messages(), ids);
+    for (const id of ids) assertServerGoneError(byId.get(id), 'exited with status 0', 'ping');
+  });
+
+  test('the same with a server that ignores EOF and SIGTERM: requests sent after the close are answered too, after the escalation, exit 137', T, async () => {
+    const g = rawProxy(rawServerCommand('--hold-all', '--ignore-sigterm', '--announce-held', '10'),
+      ['--shutdown-timeout', '0.5', '--kill-timeout', '0.5']);
+    const ids = Array.from({ length: 15 }, (_, i) => i + 1);
+    await g.send(ids.slice(0, 10).map((id) => `${request(id, 'ping')}\n`).join(''));
+    await waitFor(() => /raw-server: holding 10 requests/.test(g.stderrText()), 10_000, 'ten requests held');
+    await g.send(`${JSON.stringify({ jsonrpc: '2.0', method: 'test/close-output' })}\n`);
+    await waitFor(() => /closed its output but is still running/.test(g.stderrText()), 10_000, 'the warning');
+    await g.send(ids.slice(10).map((id) => `${request(id, 'ping')}\n`).join(''));
+    assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, g.stderrText());
     const byId = assertOneAnswerEach(g.messages(), ids);
     for (const id of ids) assertServerGoneError(byId.get(id), 'killed by signal 9 (Killed)', 'ping');
   });

@@ -18,6 +18,9 @@
 //  - "test/hold", and any request with params._meta["raw-server/hold"] true, is never answered
 //    (stays in flight); with --hold-all every request is held;
 //  - "test/release" (notification) answers every held request, the last held first;
+//  - "test/close-output" (notification) closes stdout once what it wrote before has left, and
+//    keeps running: everything it would write afterwards is dropped (a server whose output is
+//    gone but whose process is not);
 //  - a request whose params._meta["raw-server/result"] is a string is answered
 //    with {"jsonrpc":"2.0","id":i,"result":<that string, verbatim>} instead:
 //    the string is the exact JSON text of the result, so a test can script
@@ -56,6 +59,7 @@
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 
 import { bigTextLine, streamLine } from './raw-data.mjs';
 
@@ -81,11 +85,14 @@ const announceAt = Number(val('--announce-held', '0'));
 
 // Everything goes out through write(), awaited: one writer, in order, with backpressure.
 process.stdout.on('error', () => process.exit(Number(val('--exit-code', '0'))));
+let outputClosed = false; // test/close-output
 async function write(data) {
+  if (outputClosed) return;
   if (!process.stdout.write(data)) await once(process.stdout, 'drain');
 }
 // Resolves once everything written before has been handed to the pipe.
 function flushed() {
+  if (outputClosed) return Promise.resolve();
   return new Promise((resolve) => process.stdout.write('', () => resolve()));
 }
 
@@ -155,6 +162,12 @@ async function handle(line) {
     await flushed();
     if (msg.params?.signal) process.kill(process.pid, msg.params.signal);
     else process.exit(msg.params?.code ?? 0);
+    return;
+  }
+  if (msg.method === 'test/close-output') {
+    await flushed();
+    outputClosed = true;
+    fs.closeSync(1); // Node's stdout cannot be ended: close the descriptor under it
     return;
   }
   if (msg.method === 'test/release') {
