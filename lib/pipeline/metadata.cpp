@@ -12,13 +12,21 @@ namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
-std::uint64_t cache_id_salt() {
-  static const std::uint64_t salt = [] {
+namespace {
+
+std::uint64_t& cache_id_salt_slot() {
+  static std::uint64_t salt = [] {
     std::random_device device;
     return (std::uint64_t{device()} << 32) ^ device();
   }();
   return salt;
 }
+
+}  // namespace
+
+std::uint64_t cache_id_salt() { return cache_id_salt_slot(); }
+
+void fix_cache_id_salt(std::uint64_t salt) { cache_id_salt_slot() = salt; }
 
 namespace {
 
