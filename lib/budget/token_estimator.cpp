@@ -45,9 +45,39 @@ constexpr int script_at(unsigned previous_class, unsigned byte) noexcept {
   return -1;
 }
 
+// A character's weight less the continuation-run weight its own bytes are charged.
+constexpr std::uint64_t script_weight(std::size_t script) noexcept {
+  return fixed(kCharWeight[script]) - continuation_runs_in(script) * fixed(kContinuationRunWeight);
+}
+
+constexpr bool script_weights_cover_their_runs() {
+  for (std::size_t script = 0; script < kScriptCount; ++script) {
+    if (fixed(kCharWeight[script]) < continuation_runs_in(script) * fixed(kContinuationRunWeight)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(script_weights_cover_their_runs(),
+              "kContinuationRunWeight exceeds a calibrated character weight");
+
 constexpr std::uint64_t char_weight(unsigned previous_class, unsigned byte) noexcept {
   const int script = script_at(previous_class, byte);
-  return script < 0 ? 0 : fixed(kCharWeight[script]);
+  return script < 0 ? 0 : script_weight(static_cast<std::size_t>(script));
+}
+
+constexpr bool is_stray(unsigned previous_class, unsigned byte_class) noexcept {
+  const bool continuation = byte_class == kContinuation;
+  return continuation ? previous_class < kAsciiClasses : is_lead3(previous_class);
+}
+
+// What bytes outside any valid character cost (token_model.hpp, kStrayByteWeight).
+constexpr std::uint64_t invalid_utf8_weight(unsigned previous_class, unsigned byte_class) noexcept {
+  if (is_stray(previous_class, byte_class)) return fixed(kStrayByteWeight);
+  if (byte_class == kContinuation && previous_class == kContinuation) {
+    return fixed(kContinuationRunWeight);
+  }
+  return 0;
 }
 
 // The whole model folded into one table: the weight of `byte` after a byte of class `row`, in
@@ -59,7 +89,8 @@ constexpr WeightTable kWeights = [] {
   for (unsigned row = 0; row < kByteClassCount; ++row) {
     for (unsigned byte = 0; byte < 256; ++byte) {
       const std::uint64_t weight = byte_weight(kByteClass[byte]) +
-                                   run_weight(row, kByteClass[byte]) + char_weight(row, byte);
+                                   run_weight(row, kByteClass[byte]) + char_weight(row, byte) +
+                                   invalid_utf8_weight(row, kByteClass[byte]);
       table[row][byte] = static_cast<std::uint16_t>(weight);
     }
   }
@@ -70,7 +101,8 @@ constexpr bool fits_16_bits() {
   for (unsigned row = 0; row < kByteClassCount; ++row) {
     for (unsigned byte = 0; byte < 256; ++byte) {
       const std::uint64_t weight = byte_weight(kByteClass[byte]) +
-                                   run_weight(row, kByteClass[byte]) + char_weight(row, byte);
+                                   run_weight(row, kByteClass[byte]) + char_weight(row, byte) +
+                                   invalid_utf8_weight(row, kByteClass[byte]);
       if (weight > 0xffff) return false;
     }
   }
@@ -411,6 +443,8 @@ void Features::add(std::string_view text, std::uint8_t& last_class) noexcept {
     if (from != to) ++runs[from][to];
     const int script = script_at(previous, byte);
     if (script >= 0) ++chars[static_cast<std::size_t>(script)];
+    if (is_stray(previous, byte_class)) ++stray_bytes;
+    if (byte_class == kContinuation && previous == kContinuation) ++continuation_runs;
     previous = byte_class;
   }
   bytes += text.size();
@@ -428,8 +462,10 @@ std::uint64_t weight_of(const Features& features) noexcept {
     }
   }
   for (std::size_t s = 0; s < kScriptCount; ++s) {
-    weight += features.chars[s] * fixed(kCharWeight[s]);
+    weight += features.chars[s] * script_weight(s);
   }
+  weight += features.stray_bytes * fixed(kStrayByteWeight);
+  weight += features.continuation_runs * fixed(kContinuationRunWeight);
   return weight;
 }
 

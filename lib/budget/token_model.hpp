@@ -222,6 +222,26 @@ constexpr bool is_lead3(unsigned byte_class) noexcept {
   return byte_class >= kLead3E0 && byte_class <= kLead3Special;
 }
 
+// ---- invalid UTF-8 (fixed, not calibrated) ----------------------------------------------------
+// A character is charged at one byte (its lead, or the second byte of a 3-byte one), so bytes
+// that belong to no character would cost nothing: a megabyte of stray continuation bytes, or of
+// 3-byte leads, estimated at 0 tokens and passed any budget (found by tests/fuzz). The client
+// decodes each such byte to U+FFFD, at least a token. Two cases are told by the byte pair alone:
+//  - a continuation byte after an ASCII byte, or a byte other than a continuation after a 3-byte
+//    lead: certainly invalid, kStrayByteWeight;
+//  - a continuation byte after a continuation byte: the third (or fourth) byte of a valid
+//    character, or a stray one in a run. Each is charged kContinuationRunWeight, and valid
+//    characters give it back at the byte that carries their weight (3-byte characters once,
+//    4-byte ones twice), so valid text costs exactly what the calibration fitted.
+inline constexpr double kStrayByteWeight = 1.0;
+inline constexpr double kContinuationRunWeight = 0.25;  // at most the smallest 3-byte weight
+
+// Continuation bytes that follow a continuation byte in a valid character of `script`.
+constexpr unsigned continuation_runs_in(std::size_t script) noexcept {
+  if (script <= kOther2) return 0;
+  return script == kAstral ? 2 : 1;
+}
+
 // Names used by `estimate_tokens_cli --counts` and scripts/calibrate-estimator.mjs.
 inline constexpr std::array<std::string_view, kGroups> kGroupNames = {
     "lower", "upper",      "digit",     "space", "newline",  "other_space",
@@ -243,6 +263,8 @@ struct Features {
   std::array<std::uint64_t, kAsciiClasses> ascii_bytes{};          // bytes per ASCII class
   std::array<std::array<std::uint64_t, kGroups>, kGroups> runs{};  // [from][to] group changes
   std::array<std::uint64_t, kScriptCount> chars{};                 // multi-byte characters
+  std::uint64_t stray_bytes = 0;        // invalid UTF-8 told by the pair (see kStrayByteWeight)
+  std::uint64_t continuation_runs = 0;  // continuation bytes after continuation bytes
 
   // Counts `text` as the continuation of whatever was counted before; `last_class` is the
   // class of the byte before `text` (kStartClass at the start) and is updated.

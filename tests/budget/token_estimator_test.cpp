@@ -129,6 +129,40 @@ TEST_CASE("estimate: appending text never lowers the estimate") {
   }
 }
 
+TEST_CASE("estimate: bytes outside any UTF-8 character are charged; valid text as calibrated") {
+  // Found by tests/fuzz: stray continuation bytes and 3-byte leads cost nothing, so a megabyte of
+  // them passed any budget (a client shows each as U+FFFD, a token or more).
+  constexpr std::size_t kBytes = 64 * 1024;
+  const std::string continuations(kBytes, '\x80');
+  const std::string leads(kBytes, '\xe4');
+  std::string alternating;
+  for (std::size_t i = 0; i < kBytes / 2; ++i) alternating += "a\x80";
+  for (const std::string& text : {"a" + continuations, continuations, leads, alternating}) {
+    CHECK(estimate_tokens(text) >= kBytes / 4);
+  }
+  CHECK(estimate_tokens(leads) >= kBytes - 1);       // every byte after a 3-byte lead is stray
+  CHECK(estimate_tokens(alternating) >= kBytes / 2);  // every continuation after ASCII is stray
+
+  // Valid text: no stray byte, and its continuation runs are exactly those its 3- and 4-byte
+  // characters give back, so the calibrated weights hold unchanged.
+  namespace detail = ctxguard::budget::detail;
+  std::string valid;
+  for (const Counted* sample : {&kEnglish, &kJson, &kCode, &kJapanese, &kKorean, &kRussian}) {
+    valid += sample->text;
+  }
+  valid += "é ñ ü € … “quoted” 日本語 한국어 😀👍🏽 ಕನ್ನಡ ไทย \xef\xbc\xa1";
+  detail::Features features;
+  std::uint8_t last_class = detail::kStartClass;
+  features.add(valid, last_class);
+  CHECK(features.stray_bytes == 0);
+  std::uint64_t given_back = 0;
+  for (std::size_t script = 0; script < detail::kScriptCount; ++script) {
+    given_back += features.chars[script] * detail::continuation_runs_in(script);
+  }
+  CHECK(features.continuation_runs == given_back);
+  CHECK(given_back > 0);
+}
+
 TEST_CASE("estimate: English prose is about one token per word") {
   CHECK(ratio(kEnglish) >= 0.9);
   CHECK(ratio(kEnglish) <= 1.3);
