@@ -195,7 +195,7 @@ class Session {
       check_child();
       if (child_.exit_status()) {
         maybe_finish();
-      } else {
+      } else if (!stopping_) {  // else the server is being stopped already (client gone, signal)
         spawn(stop_mute_server());
       }
     }
@@ -212,7 +212,7 @@ class Session {
       co_await timer.async_wait(kUseTuple);
       check_child();
     }
-    if (child_.exit_status()) co_return;  // check_child() went on to finish()
+    if (child_.exit_status() || stopping_) co_return;  // finishing, or being stopped meanwhile
     spdlog::warn("the server (pid {}) closed its output but is still running; it can answer "
                  "nothing more: closing its input and stopping it",
                  child_.pid());
