@@ -213,9 +213,10 @@ class Session {
       check_child();
     }
     if (child_.exit_status() || stopping_) co_return;  // finishing, or being stopped meanwhile
-    spdlog::warn("the server (pid {}) closed its output but is still running; it can answer "
-                 "nothing more: closing its input and stopping it",
-                 child_.pid());
+    spdlog::warn(
+        "the server (pid {}) closed its output but is still running; it can answer "
+        "nothing more: closing its input and stopping it",
+        child_.pid());
     to_server_.close();
     co_await stop_server(settings_.lifecycle.shutdown_timeout);
   }

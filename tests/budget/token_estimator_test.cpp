@@ -140,7 +140,7 @@ TEST_CASE("estimate: bytes outside any UTF-8 character are charged; valid text a
   for (const std::string& text : {"a" + continuations, continuations, leads, alternating}) {
     CHECK(estimate_tokens(text) >= kBytes / 4);
   }
-  CHECK(estimate_tokens(leads) >= kBytes - 1);       // every byte after a 3-byte lead is stray
+  CHECK(estimate_tokens(leads) >= kBytes - 1);        // every byte after a 3-byte lead is stray
   CHECK(estimate_tokens(alternating) >= kBytes / 2);  // every continuation after ASCII is stray
 
   // Valid text: no stray byte, and its continuation runs are exactly those its 3- and 4-byte
@@ -150,7 +150,9 @@ TEST_CASE("estimate: bytes outside any UTF-8 character are charged; valid text a
   for (const Counted* sample : {&kEnglish, &kJson, &kCode, &kJapanese, &kKorean, &kRussian}) {
     valid += sample->text;
   }
-  valid += "é ñ ü € … “quoted” 日本語 한국어 😀👍🏽 ಕನ್ನಡ ไทย \xef\xbc\xa1";
+  valid +=
+      "é ñ ü € … “quoted” 日本語 한국어 😀👍🏽 ಕನ್ನಡ ไทย "
+      "\xef\xbc\xa1";
   detail::Features features;
   std::uint8_t last_class = detail::kStartClass;
   features.add(valid, last_class);

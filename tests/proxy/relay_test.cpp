@@ -207,6 +207,24 @@ TEST_CASE("lifecycle: requests in flight when the server exits get an error each
   }
 }
 
+TEST_CASE(
+    "lifecycle: a server that closes its output but keeps running is stopped, not waited for") {
+  // It reads until end of input and never writes: ctxguard closes its input, so it exits, and
+  // the request it holds gets its error. The client keeps its end open (it used to hang here).
+  const std::string input = R"({"jsonrpc":"2.0","id":7,"method":"tools/call"})"
+                            "\n";
+  auto run =
+      run_ctxguard({"sh", "-c", "exec 1>&-; cat >/dev/null; exit 5"},
+                   {.input = input, .close_input = false, .timeout = std::chrono::seconds(20)});
+  CHECK_FALSE(run.timed_out);
+  CHECK(run.status.shell_status() == 5);
+  CHECK_THAT(run.log, Catch::Contains("closed its output but is still running"));
+  REQUIRE(count_lines(run.output) == 1);
+  const auto answer = boost::json::parse(run.output);
+  CHECK(answer.at("id").as_int64() == 7);
+  CHECK(answer.at("error").at("code").as_int64() == -32000);
+}
+
 TEST_CASE("lifecycle: a server killed by a signal makes ctxguard exit with 128 + signal") {
   auto run = run_ctxguard({"sh", "-c", "kill -KILL $$"}, {.close_input = false});
   CHECK(run.status.shell_status() == 128 + SIGKILL);
