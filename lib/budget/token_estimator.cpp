@@ -71,13 +71,14 @@ constexpr bool is_stray(unsigned previous_class, unsigned byte_class) noexcept {
   return continuation ? previous_class < kAsciiClasses : is_lead3(previous_class);
 }
 
+constexpr bool is_continuation_run(unsigned previous_class, unsigned byte_class) noexcept {
+  return byte_class == kContinuation && previous_class == kContinuation;
+}
+
 // What bytes outside any valid character cost (token_model.hpp, kStrayByteWeight).
 constexpr std::uint64_t invalid_utf8_weight(unsigned previous_class, unsigned byte_class) noexcept {
   if (is_stray(previous_class, byte_class)) return fixed(kStrayByteWeight);
-  if (byte_class == kContinuation && previous_class == kContinuation) {
-    return fixed(kContinuationRunWeight);
-  }
-  return 0;
+  return is_continuation_run(previous_class, byte_class) ? fixed(kContinuationRunWeight) : 0;
 }
 
 // The whole model folded into one table: the weight of `byte` after a byte of class `row`, in
@@ -444,7 +445,7 @@ void Features::add(std::string_view text, std::uint8_t& last_class) noexcept {
     const int script = script_at(previous, byte);
     if (script >= 0) ++chars[static_cast<std::size_t>(script)];
     if (is_stray(previous, byte_class)) ++stray_bytes;
-    if (byte_class == kContinuation && previous == kContinuation) ++continuation_runs;
+    if (is_continuation_run(previous, byte_class)) ++continuation_runs;
     previous = byte_class;
   }
   bytes += text.size();

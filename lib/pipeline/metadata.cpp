@@ -22,14 +22,6 @@ std::uint64_t& cache_id_salt_slot() {
   return salt;
 }
 
-}  // namespace
-
-std::uint64_t cache_id_salt() { return cache_id_salt_slot(); }
-
-void fix_cache_id_salt(std::uint64_t salt) { cache_id_salt_slot() = salt; }
-
-namespace {
-
 cursor::CursorPayload payload_at(cursor::CursorKind kind, std::uint64_t entry, std::size_t part,
                                  const std::string& path, std::size_t offset,
                                  std::chrono::system_clock::time_point now) {
@@ -45,6 +37,10 @@ cursor::CursorPayload payload_at(cursor::CursorKind kind, std::uint64_t entry, s
 }
 
 }  // namespace
+
+std::uint64_t cache_id_salt() { return cache_id_salt_slot(); }
+
+void fix_cache_id_salt(std::uint64_t salt) { cache_id_salt_slot() = salt; }
 
 std::string CursorIssuer::array_page(std::size_t part, const std::string& path, std::size_t offset,
                                      std::size_t limit,

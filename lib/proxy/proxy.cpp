@@ -24,6 +24,7 @@
 #include "proxy/config_reloader.hpp"
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
+#include "proxy/server_shutdown.hpp"
 #include "proxy/stdio_streams.hpp"
 #include "proxy/telemetry_edges.hpp"
 #include "spill/spill_file.hpp"
@@ -38,8 +39,9 @@ using session::Direction;
 using std::chrono::milliseconds;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
-// How often to look whether the rest of a process group is gone (only while stopping it).
-constexpr milliseconds kGroupPollInterval{10};
+// A server that exits closes its output first: how long its exit may take to be seen before an
+// ended output is taken for a server that lives on without one.
+constexpr milliseconds kExitAfterOutputGrace{200};
 // Bytes queued towards one peer before its producer is made to wait.
 constexpr std::size_t kWriterHighWaterBytes = std::size_t{8} << 20;
 
@@ -61,6 +63,7 @@ class Session {
                   [this](config::ProfilePtr next) { apply_profile(std::move(next)); }),
         signals_(signals),
         child_(std::move(child)),
+        shutdown_(io, child_, settings.lifecycle.kill_timeout, [this] { check_child(); }),
         stdio_(io.get_executor()),
         server_out_(io, child_.take_stdout()),
         to_server_(asio::posix::stream_descriptor(io, child_.take_stdin()), kWriterHighWaterBytes,
@@ -195,7 +198,7 @@ class Session {
       check_child();
       if (child_.exit_status()) {
         maybe_finish();
-      } else if (!stopping_) {  // else the server is being stopped already (client gone, signal)
+      } else if (!shutdown_.under_way()) {  // else it is being stopped (client gone, signal)
         spawn(stop_mute_server());
       }
     }
@@ -205,20 +208,21 @@ class Session {
   // for it would leave every request in flight waiting for ever. It is stopped like a server whose
   // client has gone (input closed, then SIGTERM, then SIGKILL); its exit then answers them.
   awaitable<void> stop_mute_server() {
-    // A server that exits closes its output first: give the exit a moment to be seen.
-    asio::steady_timer timer(io_);
-    for (int poll = 0; poll < 20 && !child_.exit_status(); ++poll) {
-      timer.expires_after(kGroupPollInterval);
-      co_await timer.async_wait(kUseTuple);
-      check_child();
-    }
-    if (child_.exit_status() || stopping_) co_return;  // finishing, or being stopped meanwhile
+    const bool exited = co_await shutdown_.wait_until(
+        [this] { return child_.exit_status().has_value(); }, kExitAfterOutputGrace);
+    if (exited || shutdown_.under_way()) co_return;  // finishing, or being stopped meanwhile
     spdlog::warn(
         "the server (pid {}) closed its output but is still running; it can answer "
         "nothing more: closing its input and stopping it",
         child_.pid());
+    close_server_input();
+  }
+
+  // The server's input ends (what is queued for it is written first); a server that does not
+  // exit within the shutdown timeout is stopped.
+  void close_server_input() {
     to_server_.close();
-    co_await stop_server(settings_.lifecycle.shutdown_timeout);
+    spawn(shutdown_.escalate(settings_.lifecycle.shutdown_timeout));
   }
 
   awaitable<void> forward(Direction direction, const jsonrpc::LineFramer::Line& line) {
@@ -273,7 +277,7 @@ class Session {
           }
           spdlog::info("received {}; passing it to the server", ::strsignal(signal));
           child_.signal_group(signal);
-          spawn(stop_server(settings_.lifecycle.kill_timeout));
+          spawn(shutdown_.escalate(settings_.lifecycle.kill_timeout));
           break;
         case SIGHUP:
           reloader_.reload_now("received SIGHUP");
@@ -302,7 +306,7 @@ class Session {
     if (child_.group_alive()) {
       spdlog::info("stopping what the server left running (process group {})", child_.pid());
       child_.signal_group(SIGTERM);
-      spawn(kill_leftovers());
+      spawn(shutdown_.kill_leftovers());
     }
     spawn(finish_by_deadline());
     maybe_finish();
@@ -312,45 +316,7 @@ class Session {
     if (client_gone_) return;
     client_gone_ = true;
     spdlog::info("client {}; closing the server's input", why);
-    to_server_.close();
-    spawn(stop_server(settings_.lifecycle.shutdown_timeout));
-  }
-
-  bool server_stopped() {
-    check_child();
-    return child_.exit_status() && !child_.group_alive();
-  }
-
-  // Waits up to `timeout` for the server's process group to be gone.
-  awaitable<bool> wait_for_server(milliseconds timeout) {
-    asio::steady_timer timer(io_);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!server_stopped() && std::chrono::steady_clock::now() < deadline) {
-      timer.expires_after(std::min<std::chrono::steady_clock::duration>(
-          kGroupPollInterval, deadline - std::chrono::steady_clock::now()));
-      co_await timer.async_wait(kUseTuple);
-    }
-    co_return server_stopped();
-  }
-
-  // Escalation: wait `grace`, then SIGTERM, wait the kill timeout, then SIGKILL. One at a time.
-  awaitable<void> stop_server(milliseconds grace) {
-    if (stopping_) co_return;
-    stopping_ = true;
-    const bool exited = co_await wait_for_server(grace);
-    if (exited) co_return;
-    spdlog::info("stopping the server (pid {}) with SIGTERM", child_.pid());
-    child_.signal_group(SIGTERM);
-    const bool terminated = co_await wait_for_server(settings_.lifecycle.kill_timeout);
-    if (terminated) co_return;
-    spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", child_.pid(),
-                 settings_.lifecycle.kill_timeout.count());
-    child_.signal_group(SIGKILL);
-  }
-
-  awaitable<void> kill_leftovers() {
-    const bool gone = co_await wait_for_server(settings_.lifecycle.kill_timeout);
-    if (!gone) child_.signal_group(SIGKILL);
+    close_server_input();
   }
 
   // A process outside the group (or a daemon) may keep the server's stdout open forever; do not
@@ -392,7 +358,7 @@ class Session {
     if (child_.group_alive()) {
       // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.
       child_.signal_group(SIGKILL);
-      co_await wait_for_server(milliseconds(1000));
+      co_await shutdown_.wait_gone(milliseconds(1000));
     }
     co_await linger();
     io_.stop();
@@ -434,12 +400,12 @@ class Session {
   ConfigReloader reloader_;
   asio::signal_set& signals_;
   ChildProcess child_;
+  ServerShutdown shutdown_;
   StdioStreams stdio_;
   asio::posix::stream_descriptor server_out_;
   MessageWriter to_server_;
   MessageWriter to_client_;
   bool client_gone_ = false;
-  bool stopping_ = false;
   bool server_output_done_ = false;
   bool finishing_ = false;
   bool internal_error_ = false;

@@ -1,0 +1,51 @@
+#pragma once
+// Stopping the MCP server's process group without ever blocking the session: the escalation
+// (grace, SIGTERM, kill timeout, SIGKILL) and the waits it is made of.
+//
+// The end of a process group raises no event (its members are not all our children), so the
+// waits look every 10 ms. Each look first runs the session's `look` callback, which reaps the
+// child and handles its exit once, whichever of SIGCHLD and a look sees it first.
+//
+// Executor: the session's io_context thread; the ChildProcess outlives this object.
+
+#include <chrono>
+#include <functional>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "proxy/child_process.hpp"
+
+namespace ctxguard::proxy {
+
+class ServerShutdown {
+ public:
+  ServerShutdown(boost::asio::io_context& io, ChildProcess& child,
+                 std::chrono::milliseconds kill_timeout, std::function<void()> look);
+
+  // True once an escalation has begun (it may have ended).
+  bool under_way() const { return under_way_; }
+
+  // Waits up to `timeout` until `done()` holds, looking every 10 ms; returns done().
+  boost::asio::awaitable<bool> wait_until(std::function<bool()> done,
+                                          std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for the server and everything in its group to be gone.
+  boost::asio::awaitable<bool> wait_gone(std::chrono::milliseconds timeout);
+
+  // Waits `grace` for the group to go, then sends SIGTERM, waits the kill timeout, then SIGKILL.
+  // One at a time: a call while an escalation has begun returns at once.
+  boost::asio::awaitable<void> escalate(std::chrono::milliseconds grace);
+  // After the server itself exited: SIGKILL to what it left running, after the kill timeout.
+  boost::asio::awaitable<void> kill_leftovers();
+
+ private:
+  bool group_gone();
+
+  boost::asio::io_context& io_;
+  ChildProcess& child_;
+  std::chrono::milliseconds kill_timeout_;
+  std::function<void()> look_;
+  bool under_way_ = false;
+};
+
+}  // namespace ctxguard::proxy
