@@ -150,6 +150,9 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
   const auto compose = [&](Layout& layout) {
     const ArrayCut& page = layout.cuts.front();
     json::object fields_meta = extra;
+    // Asked for by `path`, the value could have been the server's own object: say that `items`
+    // is ctxguard's wrapper, as a first answer does for a top-level array.
+    if (request.path) fields_meta["wrapped"] = true;
     if (!request.fields.empty()) fields_meta["fields"] = string_array(request.fields);
     if (summary) fields_meta["summary"] = *summary;
     json::object meta;

@@ -1,5 +1,6 @@
 #include "proxy/interceptor.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include <fmt/format.h>
@@ -43,6 +44,12 @@ void take_record(CallEvent& event, pipeline::CallRecord&& record) {
   event.stages.assign(record.stages.begin(), record.stages.end());
   event.error = std::string(record.error);
   event.outcome = telemetry::outcome_of(event.kind, event.stages);
+}
+
+std::string_view string_or_empty(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string_view(value->get_string())
+                                                : std::string_view();
 }
 
 json::object* result_of(json::value& response) {
@@ -121,23 +128,33 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   const auto started = Clock::now();
   auto parsed = jsonrpc::parse_message(line);
   if (!parsed) {
-    spdlog::warn("the {} sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
-                 sender(direction), parsed.error().message(), line.size());
+    if (direction == Direction::kServerToClient) {
+      return drop_non_protocol(line, parsed.error().message());
+    }
+    spdlog::warn("the client sent a line that is not JSON-RPC ({}, {} bytes); forwarded unchanged",
+                 parsed.error().message(), line.size());
     return {};
   }
   jsonrpc::Message& message = *parsed;
+  if (direction == Direction::kServerToClient &&
+      std::all_of(message.envelopes.begin(), message.envelopes.end(),
+                  [](const jsonrpc::Envelope& e) { return e.kind == jsonrpc::Kind::kUnknown; })) {
+    return drop_non_protocol(line, "JSON, but not a JSON-RPC message");
+  }
   if (direction == Direction::kClientToServer) {
+    const mcp::Era era = observe_client(message);
     try {
-      if (auto reply = answer_fetch(message, now, wall_now, started)) return std::move(*reply);
+      if (auto reply = answer_fetch(message, era, now, wall_now, started)) {
+        return std::move(*reply);
+      }
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost this one answer, never the session.
       spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
+      json::object result = pipeline::text_tool_result(
+          "ctxguard failed to read its cache for this cursor. Call the original tool again.", true);
+      protocol_.stamp_own_result(result, era);
       const json::object response{
-          {"jsonrpc", "2.0"},
-          {"id", message.envelopes.front().id},
-          {"result", pipeline::text_tool_result("ctxguard failed to read its cache for this "
-                                                "cursor. Call the original tool again.",
-                                                true)}};
+          {"jsonrpc", "2.0"}, {"id", message.envelopes.front().id}, {"result", std::move(result)}};
       Verdict verdict{Verdict::Action::kReply, to_json(response)};
       CallEvent event;
       event.time = wall_now;
@@ -163,6 +180,8 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
                    sender(direction), line.size());
       continue;
     }
+    json::value& element = message.batch ? message.document.as_array()[i] : message.document;
+    if (direction == Direction::kServerToClient) observe_server(element, route);
     if (spdlog::should_log(spdlog::level::debug)) {
       const auto& id = message.envelopes[i].id;
       spdlog::debug(
@@ -175,7 +194,6 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
               : "");
     }
     if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
-    json::value& element = message.batch ? message.document.as_array()[i] : message.document;
     // The profile the request came under; a response to no known request gets the current one.
     const config::Profile& profile =
         route.context ? *std::static_pointer_cast<const config::Profile>(route.context) : *profile_;
@@ -230,7 +248,49 @@ void Interceptor::emit(CallEvent&& event) {
   }
 }
 
-std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message,
+mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
+  std::optional<mcp::Era> first;
+  for (std::size_t i = 0; i < message.envelopes.size(); ++i) {
+    const jsonrpc::Envelope& envelope = message.envelopes[i];
+    const json::value& element = message.batch ? message.document.as_array()[i] : message.document;
+    if (envelope.kind == jsonrpc::Kind::kRequest) {
+      const mcp::Era era = protocol_.on_client_request(element.as_object(), envelope.method);
+      if (!first) first = era;
+    } else if (envelope.kind == jsonrpc::Kind::kNotification) {
+      protocol_.on_client_notification(element.as_object(), envelope.method);
+    }
+  }
+  return first.value_or(protocol_.session_era());
+}
+
+void Interceptor::observe_server(const json::value& element, const session::Route& route) {
+  if (route.kind == jsonrpc::Kind::kNotification) {
+    protocol_.on_server_notification(element.as_object(), route.method);
+    return;
+  }
+  if (route.kind != jsonrpc::Kind::kResponse) return;
+  const json::value* result = element.as_object().if_contains("result");
+  if (result != nullptr && result->is_object()) {
+    protocol_.on_server_result(element.as_object().at("id"), result->get_object(), route.method);
+  }
+}
+
+Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view why) {
+  // stdout carries nothing but JSON-RPC: a banner, a stray print or the half line a crash left
+  // would break the client's framing or be taken for a message.
+  ++non_protocol_lines_dropped_;
+  spdlog::info("the server wrote a line of {} bytes that is not JSON-RPC ({}); not forwarded",
+               line.size(), why);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    constexpr std::size_t kShown = 200;
+    spdlog::debug(
+        "the line began: {}",
+        json::serialize(json::string_view(line.substr(0, std::min(line.size(), kShown)))));
+  }
+  return {Verdict::Action::kDrop, {}};
+}
+
+std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message, mcp::Era era,
                                                  Clock::time_point now,
                                                  WallClock::time_point wall_now,
                                                  Clock::time_point started) {
@@ -254,6 +314,7 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
         return profile.for_tool(tool);
       },
       now, wall_now);
+  protocol_.stamp_own_result(answer.result, era);
   json::object response{{"jsonrpc", "2.0"},
                         {"id", message.envelopes.front().id},
                         {"result", std::move(answer.result)}};
@@ -287,27 +348,33 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     }
     return false;
   }
+  const std::string_view result_type = mcp::result_type(*result);
+  // An interim answer asking the client for input: the call is not over (its retry, with the
+  // input, is a call of its own), so it is neither shortened nor counted.
+  if (result_type == mcp::kResultInputRequired) return false;
   if (route.method == session::kToolsCall) {
-    // A task-augmented call answers with the task; the tool's result comes via tasks/result.
+    // A task-augmented call answers with the task; the tool's result comes later, through
+    // tasks/result (2025-11-25: {"task": {...}}) or tasks/get (the tasks extension: the task's
+    // fields in the result itself, resultType "task").
     if (const json::value* task = result->if_contains("task");
         task != nullptr && task->is_object()) {
-      const json::value* id = task->as_object().if_contains("taskId");
-      if (id != nullptr && id->is_string()) {
-        if (task_tools_.size() >= kMaxRememberedTasks) task_tools_.clear();
-        task_tools_[std::string(id->get_string())] = route.subject;
-      }
+      remember_task(string_or_empty(task->as_object(), "taskId"), route.subject);
       return false;
     }
-    return rewrite_tool_result(response.as_object(), route.subject, answer,
+    if (result_type == mcp::kResultTask) {
+      remember_task(string_or_empty(*result, "taskId"), route.subject);
+      return false;
+    }
+    return rewrite_tool_result(response.as_object().at("result"), route.subject, answer,
                                add_event(CallKind::kCall, route.subject, answer));
   }
   if (route.method == session::kTasksResult) {
-    const auto task = task_tools_.find(route.subject);
-    const std::string tool = task != task_tools_.end() ? task->second : "task:" + route.subject;
+    const std::string tool = task_tool(route.subject);
     // Kept: a client may ask for the same result again (a retry after a lost answer).
-    return rewrite_tool_result(response.as_object(), tool, answer,
+    return rewrite_tool_result(response.as_object().at("result"), tool, answer,
                                add_event(CallKind::kTask, tool, answer));
   }
+  if (route.method == session::kTasksGet) return rewrite_task_state(*result, answer);
   if (route.method == session::kToolsList) {
     const mcp::ToolListEdit edit = tool_list_.edit(*result, profile);
     if (edit.fetch_tool_added) {
@@ -346,9 +413,32 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
   return false;
 }
 
-bool Interceptor::rewrite_tool_result(json::object& response, std::string_view tool,
+void Interceptor::remember_task(std::string_view task_id, std::string_view tool) {
+  if (task_id.empty()) return;
+  if (task_tools_.size() >= kMaxRememberedTasks) task_tools_.clear();
+  task_tools_[std::string(task_id)] = std::string(tool);
+}
+
+std::string Interceptor::task_tool(std::string_view task_id) const {
+  const auto task = task_tools_.find(std::string(task_id));
+  return task != task_tools_.end() ? task->second : "task:" + std::string(task_id);
+}
+
+bool Interceptor::rewrite_task_state(json::object& state, const Answer& answer) {
+  // The tasks extension's tasks/get: a completed task carries what the original request would
+  // have answered, in `result`; of a tools/call that is a tool result like any other.
+  const json::value* status = state.if_contains("status");
+  json::value* result = state.if_contains("result");
+  if (status == nullptr || *status != "completed" || result == nullptr || !result->is_object()) {
+    return false;
+  }
+  const std::string tool = task_tool(answer.route.subject);
+  return rewrite_tool_result(*result, tool, answer, add_event(CallKind::kTask, tool, answer));
+}
+
+bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
                                       const Answer& answer, CallEvent& event) {
-  json::object& result = response.at("result").as_object();
+  json::object& result = slot.as_object();
   const config::BudgetSettings& budget = answer.profile.for_tool(tool);
   event.budget = answer.profile.configured_for_tool(tool).token_budget;
   std::size_t original_tokens = 0;
@@ -371,7 +461,7 @@ bool Interceptor::rewrite_tool_result(json::object& response, std::string_view t
     if (would_be) {
       // What enforce would have sent, measured as it would have gone out.
       json::object would_send{
-          {"jsonrpc", "2.0"}, {"id", response.at("id")}, {"result", std::move(would_be->result)}};
+          {"jsonrpc", "2.0"}, {"id", answer.id}, {"result", std::move(would_be->result)}};
       event.final_bytes = to_json(would_send).size();
       take_record(event, std::move(would_be->record));
     }
@@ -381,7 +471,7 @@ bool Interceptor::rewrite_tool_result(json::object& response, std::string_view t
   auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
   measured();
   if (!rewritten) return false;
-  response["result"] = std::move(rewritten->result);
+  slot = std::move(rewritten->result);
   take_record(event, std::move(rewritten->record));
   return true;
 }

@@ -7,8 +7,13 @@
 //   - tools/call results (and tasks/result results of task-augmented calls): the budget pipeline;
 //   - resources/read results: long text contents chunked;
 //   - tools/list results: outputSchema removed, ctxguard_fetch appended on the last page;
-//   - initialize and server/discover results: ctxguard's paragraph added to `instructions`.
-// A rewrite that fails for any reason is logged and the original line goes out instead.
+//   - initialize and server/discover results: ctxguard's paragraph added to `instructions`;
+//   - tasks/get results of the tasks extension that carry a tool's final result: that result, as
+//     a tools/call result is.
+// A rewrite that fails for any reason is logged and the original line goes out instead. A line
+// from the server that is not a JSON-RPC message is dropped: only protocol reaches the client.
+// Both protocol eras are followed (mcp::ProtocolState): what ctxguard composes itself fits the
+// era of the request it answers.
 //
 // Every answered tools/call (forwarded, rewritten, or a JSON-RPC error), every chunked
 // resources/read and every ctxguard_fetch gives one telemetry::CallEvent to the call sink.
@@ -19,6 +24,7 @@
 // done is computed (against a scratch cache) and logged.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -28,6 +34,7 @@
 #include "config/profile.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "jsonrpc/message.hpp"
+#include "mcp/protocol_state.hpp"
 #include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch_tool.hpp"
@@ -82,6 +89,13 @@ class Interceptor {
   }
   const pipeline::ResultCache& cache() const { return cache_; }
 
+  // The messages that tell the client its tool list changed, as the session's era wants them
+  // (none in a modern session without a listen stream that asked for them).
+  std::vector<std::string> tools_list_changed() const { return protocol_.tools_list_changed(); }
+  const mcp::ProtocolState& protocol() const { return protocol_; }
+  // Lines from the server dropped because they were not JSON-RPC messages.
+  std::uint64_t non_protocol_lines_dropped() const { return non_protocol_lines_dropped_; }
+
  private:
   // What the rewrite of one response needs to know besides the response.
   struct Answer {
@@ -94,12 +108,25 @@ class Interceptor {
     bool in_batch = false;
   };
 
-  std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, Clock::time_point now,
-                                      WallClock::time_point wall_now, Clock::time_point started);
+  // A client message: what ProtocolState learns from it; the era of its (first) request.
+  mcp::Era observe_client(const jsonrpc::Message& message);
+  // A server message (one element of a batch): what ProtocolState learns from it.
+  void observe_server(const boost::json::value& element, const session::Route& route);
+  // A server line that is no JSON-RPC message (`why`), or a message that is none: dropped.
+  Verdict drop_non_protocol(std::string_view line, std::string_view why);
+  std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, mcp::Era era,
+                                      Clock::time_point now, WallClock::time_point wall_now,
+                                      Clock::time_point started);
   // Rewrites one response in place; true when it changed.
   bool rewrite_response(boost::json::value& response, const Answer& answer);
-  bool rewrite_tool_result(boost::json::object& response, std::string_view tool,
-                           const Answer& answer, telemetry::CallEvent& event);
+  // Rewrites the tool result in `slot` (a response's `result`, or the `result` of a completed
+  // task) in place; true when it changed.
+  bool rewrite_tool_result(boost::json::value& slot, std::string_view tool, const Answer& answer,
+                           telemetry::CallEvent& event);
+  bool rewrite_task_state(boost::json::object& state, const Answer& answer);
+  void remember_task(std::string_view task_id, std::string_view tool);
+  // The tool a task runs, or "task:<id>" when its call was not seen.
+  std::string task_tool(std::string_view task_id) const;
   telemetry::CallEvent& add_event(telemetry::CallKind kind, std::string_view tool,
                                   const Answer& answer);
   // The line's events are complete once its verdict is known: out to the sink.
@@ -112,10 +139,12 @@ class Interceptor {
   pipeline::ResultPipeline pipeline_;
   pipeline::FetchTool fetch_;
   mcp::ToolListEditor tool_list_;
+  mcp::ProtocolState protocol_;
   // Task-augmented tools/call: the task id -> the tool, so tasks/result knows what it answers.
   std::unordered_map<std::string, std::string> task_tools_;
   std::vector<telemetry::CallEvent> events_;  // of the line being handled
   CallSink call_sink_;
+  std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 
 }  // namespace ctxguard::proxy

@@ -113,6 +113,7 @@ class Session {
     status.messages_from_client = messages_from_client_;
     status.messages_from_server = messages_from_server_;
     status.oversized_lines_dropped = oversized_lines_dropped_;
+    status.non_protocol_lines_dropped = interceptor_.non_protocol_lines_dropped();
     status.client_requests_in_flight = interceptor_.router().in_flight(Direction::kClientToServer);
     status.server_requests_in_flight = interceptor_.router().in_flight(Direction::kServerToClient);
     status.queued_to_client_bytes = to_client_.queued_bytes();
@@ -154,10 +155,17 @@ class Session {
   void apply_profile(config::ProfilePtr next) {
     const bool relist = !next->lists_tools_like(*interceptor_.profile());
     interceptor_.set_profile(std::move(next), std::chrono::steady_clock::now());
-    if (relist && !client_gone_) {
-      spdlog::info("the tool list changes with this configuration; telling the client");
-      spawn(notify_client(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"));
+    if (!relist || client_gone_) return;
+    // A modern client hears of changes only on the listen streams it opened for them.
+    std::vector<std::string> notices = interceptor_.tools_list_changed();
+    if (notices.empty()) {
+      spdlog::info(
+          "the tool list changes with this configuration; the client opened no listen stream "
+          "for tool list changes, so it is not told");
+      return;
     }
+    spdlog::info("the tool list changes with this configuration; telling the client");
+    for (std::string& notice : notices) spawn(notify_client(std::move(notice)));
   }
 
   awaitable<void> notify_client(std::string message) {

@@ -8,7 +8,7 @@ std::string subject_of(const boost::json::value& element, std::string_view metho
   std::string_view member;
   if (method == kToolsCall) {
     member = "name";
-  } else if (method == kTasksResult) {
+  } else if (method == kTasksResult || method == kTasksGet) {
     member = "taskId";
   } else if (method == kResourcesRead) {
     member = "uri";

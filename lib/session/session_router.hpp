@@ -32,7 +32,8 @@ struct Route {
   // Requests and notifications: their method. Responses: the method of the request answered,
   // empty when the id matches no request in flight (the response is forwarded all the same).
   std::string method;
-  // tools/call: the tool's name; tasks/result: the task id (requests and their responses).
+  // tools/call: the tool's name; tasks/result and tasks/get: the task id; resources/read: the
+  // uri (requests and their responses).
   std::string subject;
   // Responses to a known request: the time since that request passed through.
   std::optional<Clock::duration> elapsed;
@@ -75,6 +76,7 @@ inline constexpr std::string_view kToolsList = "tools/list";
 inline constexpr std::string_view kResourcesRead = "resources/read";
 inline constexpr std::string_view kToolsCall = "tools/call";
 inline constexpr std::string_view kTasksResult = "tasks/result";
+inline constexpr std::string_view kTasksGet = "tasks/get";
 inline constexpr std::string_view kCancelled = "notifications/cancelled";
 
 }  // namespace ctxguard::session

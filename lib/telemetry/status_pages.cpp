@@ -44,6 +44,11 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
              "Lines longer than --max-message-bytes: never forwarded (the sender, or the peer "
              "awaiting that answer, gets an error when the line's id can be read).");
   out.sample("ctxguard_oversized_lines_dropped_total", {}, process.oversized_lines_dropped);
+  out.family("ctxguard_non_protocol_lines_dropped_total", MetricType::kCounter,
+             "Lines from the server that were not JSON-RPC messages (a banner, a stray print, "
+             "a line cut off by a crash): never forwarded, since the client's stdout carries "
+             "only protocol.");
+  out.sample("ctxguard_non_protocol_lines_dropped_total", {}, process.non_protocol_lines_dropped);
   out.family("ctxguard_requests_in_flight", MetricType::kGauge,
              "Requests relayed and not yet answered (or cancelled), by the peer that sent them.");
   out.sample("ctxguard_requests_in_flight", {{"from", "client"}},
@@ -145,6 +150,7 @@ HealthPage health_page(const TrafficMetrics& traffic, const ProcessStatus& proce
                                         {"fromServer", process.server_requests_in_flight}}},
       {"configReloads",
        json::object{{"applied", process.reloads_applied}, {"refused", process.reloads_refused}}},
+      {"nonProtocolLinesDropped", process.non_protocol_lines_dropped},
   };
   if (process.telemetry_file) {
     body["telemetryFile"] = json::object{{"written", process.telemetry_file->written},

@@ -31,12 +31,13 @@ struct ProcessStatus {
   std::optional<WriterCounters> telemetry_file;  // when --telemetry-file is on
   std::uint64_t messages_from_client = 0;
   std::uint64_t messages_from_server = 0;
-  std::uint64_t oversized_lines_dropped = 0;  // lines over --max-message-bytes
-  std::size_t client_requests_in_flight = 0;  // sent by the client, not yet answered
-  std::size_t server_requests_in_flight = 0;  // sent by the server, not yet answered
-  std::size_t queued_to_client_bytes = 0;     // written when the client reads
-  std::size_t queued_to_server_bytes = 0;     // written when the server reads
-  OversizeAlert oversize_window;              // calls in the alarm's window now
+  std::uint64_t oversized_lines_dropped = 0;     // lines over --max-message-bytes
+  std::uint64_t non_protocol_lines_dropped = 0;  // server lines that were not JSON-RPC
+  std::size_t client_requests_in_flight = 0;     // sent by the client, not yet answered
+  std::size_t server_requests_in_flight = 0;     // sent by the server, not yet answered
+  std::size_t queued_to_client_bytes = 0;        // written when the client reads
+  std::size_t queued_to_server_bytes = 0;        // written when the server reads
+  OversizeAlert oversize_window;                 // calls in the alarm's window now
   OversizeAlarmOptions oversize_alarm;
   std::uint64_t oversize_alerts = 0;
 };

@@ -6,7 +6,8 @@
 //   - the server is killed half-way through writing a large answer;
 //   - the server never answers and the client gives up (notifications/cancelled reaches the
 //     server; the request leaves /metrics' and /health's in-flight figures);
-//   - the server writes garbage (not JSON, binary bytes, half JSON) between real answers;
+//   - the server writes garbage (not JSON, binary bytes, half JSON) between real answers: none of
+//     it reaches the client (only JSON-RPC on stdout), each line counted on /metrics;
 //     a 200 MiB tool answer (rewritten within the budget; peak RSS printed); a 200 MiB answer
 //     over --max-message-bytes (an error for its request);
 //   - the server exits at start, or while the client keeps sending; it closes its output but
@@ -40,6 +41,7 @@ import {
   waitFor,
   within,
 } from './lib/harness.mjs';
+import { protocolViolations } from './lib/raw-client.mjs';
 import { BIG_TEXT_LINE_BYTES, bigTextLine, bigTextLines, streamLine } from './lib/raw-data.mjs';
 
 const SKIP = skipWithoutCtxguard();
@@ -161,21 +163,22 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     const byId = assertOneAnswerEach(answers, [0, ...calls]); // 0: initialize
     assert.ok(byId.get(calls[0]).result);
     for (const id of calls.slice(1)) assertServerGoneError(byId.get(id), 'killed by signal 9 (Killed)', 'tools/call');
-    // The cut line itself is relayed like any line that is not JSON (the SDK's parser drops it).
-    assert.match(s.stderrText(), /the server sent a line that is not JSON-RPC \(line is not valid JSON, 1048576 bytes\); forwarded unchanged/);
+    // The cut line itself is not JSON-RPC: dropped (only protocol reaches the client), logged with its size.
+    assert.match(s.stderrText(), / info ctxguard: the server wrote a line of 1048576 bytes that is not JSON-RPC \(.*\); not forwarded/);
 
     assert.deepEqual(await within(s.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, s.stderrText());
     await s.close();
   });
 
-  test('the same on raw pipes: the cut line is relayed as it came and its request gets -32000; cut past --max-message-bytes it gets -32603 instead, never both', T, async () => {
+  test('the same on raw pipes: the cut line is dropped (only JSON-RPC on stdout) and its request gets -32000; cut past --max-message-bytes it gets -32603 instead, never both', T, async () => {
     const crashCall = (id, after) => request(id, 'tools/call', { name: 'x', arguments: {}, _meta: { 'raw-server/crash': { lines: 100_000, after } } });
     const under = rawProxy(rawServerCommand());
     await under.send(`${request(1, 'test/hold')}\n${crashCall(2, MiB)}\n`);
     assert.deepEqual(await within(under.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, under.stderrText());
-    const [cut, ...rest] = under.lines();
-    assert.equal(cut, (`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"${bigTextLines(20_000).replaceAll('\n', '\\n')}`).slice(0, MiB));
-    const byId = assertOneAnswerEach(rest.map((l) => JSON.parse(l)), [1, 2]);
+    // Nothing of the cut line reaches the client: every byte of stdout is a JSON-RPC line.
+    assert.deepEqual(protocolViolations(under.stdoutBuffer()), []);
+    assert.match(under.stderrText(), new RegExp(` info ctxguard: the server wrote a line of ${MiB} bytes that is not JSON-RPC \\(.*\\); not forwarded`));
+    const byId = assertOneAnswerEach(under.messages(), [1, 2]);
     assertServerGoneError(byId.get(1), 'killed by signal 9 (Killed)', 'test/hold');
     assertServerGoneError(byId.get(2), 'killed by signal 9 (Killed)', 'tools/call');
 
@@ -183,6 +186,7 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     const over = rawProxy(rawServerCommand(), ['--max-message-bytes', String(limit)]);
     await over.send(`${request(1, 'test/hold')}\n${crashCall(2, 3 * MiB)}\n`);
     assert.deepEqual(await within(over.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, over.stderrText());
+    assert.deepEqual(protocolViolations(over.stdoutBuffer()), []);
     const overById = assertOneAnswerEach(over.messages(), [1, 2]);
     assertServerGoneError(overById.get(1), 'killed by signal 9 (Killed)', 'test/hold');
     assert.equal(overById.get(2).error.code, -32603);
@@ -221,12 +225,16 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     await s.close();
   });
 
-  test('garbage from the server between real answers (not JSON, binary, half JSON, 1 MiB of noise): relayed as it came, every request answered, the session goes on', T, async () => {
-    const g = rawProxy(rawServerCommand());
+  test('garbage from the server between real answers (not JSON, binary, half JSON, 1 MiB of noise): dropped and counted, every request answered, the session goes on', T, async () => {
+    const g = rawProxy(rawServerCommand(), METRICS);
+    const base = await metricsBase(g.stderrText);
     const bytes = (...b) => Buffer.from(b);
     const everyByte = Buffer.from(Array.from({ length: 256 }, (_, i) => i).filter((b) => b !== 0x0a && b !== 0x0d));
     const random = prng(7);
     const noise = Buffer.from(Array.from({ length: MiB }, () => 0x20 + Math.floor(random() * 0x5f)));
+    // A response to an id nobody sent is a JSON-RPC message, not garbage: it is forwarded (the
+    // client ignores it); everything else here is not JSON-RPC and never reaches the client.
+    const stray = '{"jsonrpc":"2.0","id":424242,"result":{"answers":"nothing"}}';
     const garbage = [
       Buffer.from('this is not JSON at all'),
       Buffer.from('{"jsonrpc":"2.0","id":'),
@@ -236,18 +244,20 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
       Buffer.from('[]'),
       Buffer.from('null'),
       Buffer.from('"a string"'),
-      Buffer.from('{"jsonrpc":"2.0","id":424242,"result":{"answers":"nothing"}}'), // no such request
+      Buffer.from(stray),
       everyByte,
       bytes(0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80, 0x00, 0x7b), // invalid UTF-8, a NUL, then '{'
       noise,
     ];
+    const dropped = garbage.filter((junk) => junk.toString('latin1') !== stray);
     const expected = [];
     const ids = [];
     for (const [i, junk] of garbage.entries()) {
       const emit = JSON.stringify({ jsonrpc: '2.0', method: 'test/emit', params: { raw: [Buffer.concat([junk, bytes(0x0a)]).toString('base64')] } });
       const req = request(i + 1, 'ping', { n: i });
       await g.send(`${emit}\n${req}\n`);
-      expected.push(junk, bytes(0x0a), Buffer.from(`{"jsonrpc":"2.0","id":${i + 1},"result":${JSON.stringify({ line: req })}}\n`));
+      if (junk.toString('latin1') === stray) expected.push(`${stray}\n`);
+      expected.push(`{"jsonrpc":"2.0","id":${i + 1},"result":${JSON.stringify({ line: req })}}\n`);
       ids.push(i + 1);
     }
     // After all that, a tool answer over the budget is still rewritten.
@@ -257,13 +267,20 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     assert.equal(trailer.totalBytes, 20_000 * BIG_TEXT_LINE_BYTES);
     assert.ok(trailer.estimatedTokens <= BUDGET);
 
+    // Every garbage line counted once on /metrics, and logged with its size (never its bytes).
+    await waitFor(async () => (await scrape(base))('ctxguard_non_protocol_lines_dropped_total') === dropped.length, 5000,
+      `ctxguard_non_protocol_lines_dropped_total to reach ${dropped.length}`);
     const out = g.stdoutBuffer();
-    const relayed = out.subarray(0, Buffer.concat(expected).length);
-    assert.ok(relayed.equals(Buffer.concat(expected)), 'garbage and answers relayed byte for byte, in order');
+    assert.deepEqual(protocolViolations(out), [], 'only JSON-RPC on stdout');
+    const relayed = out.subarray(0, Buffer.byteLength(expected.join('')));
+    assert.equal(relayed.toString('utf8'), expected.join(''), 'the answers (and the stray response) relayed byte for byte, in order, and nothing of the garbage');
     assert.ok(out.subarray(relayed.length).toString('utf8').startsWith('{"jsonrpc":"2.0","id":100,'), 'then the rewritten answer, and nothing else');
     assert.equal(out.subarray(relayed.length).indexOf(0x0a), out.length - relayed.length - 1);
     g.end();
     assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
+    const logged = [...g.stderrText().matchAll(/ info ctxguard: the server wrote a line of (\d+) bytes that is not JSON-RPC \(.*\); not forwarded/g)].map((m) => Number(m[1]));
+    assert.deepEqual(logged, dropped.map((junk) => junk.length));
+    assert.ok(!g.stderrText().includes('jsonrpc here') && !g.stderrText().includes('cut her'), 'no garbage in the log at the default level');
   });
 
   test('a 200 MiB tool answer under the default --max-message-bytes: rewritten within the budget, the next chunk follows it', HEAVY, async () => {

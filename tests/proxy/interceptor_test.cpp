@@ -10,14 +10,14 @@ using namespace ctxguard::testing;
 using ctxguard::proxy::Verdict;
 using ctxguard::session::Direction;
 
-TEST_CASE("interceptor: a small answer and unknown traffic pass as they came") {
+TEST_CASE("interceptor: a small answer passes as it came; what is not JSON-RPC does not") {
   Session session;
   REQUIRE(session.from_client(call(1, "list")).action == Verdict::Action::kForward);
   REQUIRE(session.from_server(response(1, big_result(3))).action == Verdict::Action::kForward);
   REQUIRE(session.interceptor
               .on_line(Direction::kServerToClient, "not json", std::chrono::steady_clock::now(),
                        std::chrono::system_clock::now())
-              .action == Verdict::Action::kForward);
+              .action == Verdict::Action::kDrop);
 }
 
 TEST_CASE("interceptor: a large tools/call answer is rewritten with the same id") {

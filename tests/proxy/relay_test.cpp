@@ -114,13 +114,20 @@ TEST_CASE("relay: CRLF endings are accepted and forwarded as LF") {
         "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"method\":\"y\"}\n");
 }
 
-TEST_CASE("relay: a line that is not JSON is forwarded unchanged and logged as a warning") {
+TEST_CASE("relay: a line that is not JSON-RPC reaches the server but never the client") {
+  // The mirror sends back what it reads: the client's lines go to it as they are, and what it
+  // echoes is held to the protocol on the way back.
   const std::string input =
-      "this is not json\n{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n{\"half\":\n";
+      "this is not json\n{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n{\"half\":\n[1,2]\n";
   auto run = run_ctxguard(kMirror, {.input = input});
-  CHECK(run.output == input);
-  CHECK_THAT(run.log, Catch::Contains("not valid JSON"));
-  CHECK_THAT(run.log, Catch::Contains("forwarded unchanged"));
+  CHECK(run.output == "{\"jsonrpc\":\"2.0\",\"method\":\"ok\"}\n");
+  CHECK_THAT(run.log, Catch::Contains("the client sent a line that is not JSON-RPC (line is not "
+                                      "valid JSON, 16 bytes); forwarded unchanged"));
+  CHECK_THAT(run.log, Catch::Contains("the server wrote a line of 16 bytes that is not JSON-RPC "
+                                      "(line is not valid JSON); not forwarded"));
+  CHECK_THAT(run.log, Catch::Contains("the server wrote a line of 5 bytes that is not JSON-RPC "
+                                      "(JSON, but not a JSON-RPC message); not forwarded"));
+  CHECK_THAT(run.log, !Catch::Contains("this is not json"));  // sizes only, never content
 }
 
 TEST_CASE("relay: a final line without newline is still delivered") {

@@ -27,7 +27,7 @@ export function rawClient(g) {
       const waiter = pending.get(message?.id);
       if (waiter) {
         pending.delete(message.id);
-        waiter({ message, bytes: Buffer.byteLength(line) });
+        waiter({ message, bytes: Buffer.byteLength(line), line });
       } else {
         unmatched.push(line);
       }
@@ -36,7 +36,7 @@ export function rawClient(g) {
   });
   const client = {
     unmatched,
-    /** Resolves to {message, bytes} (bytes: the length of the response line). */
+    /** Resolves to {message, bytes, line} (line: the response line as received, bytes: its length). */
     async send(message) {
       const id = message.id;
       const answered = new Promise((resolve) => pending.set(id, resolve));
@@ -101,3 +101,60 @@ export async function scrape(base) {
 
 export const MiB = 1024 * 1024;
 export const mib = (bytes) => `${(bytes / MiB).toFixed(1)} MiB`;
+
+/** True for one JSON-RPC 2.0 message (a request, a notification or a response). */
+export function isJsonRpcMessage(m) {
+  if (!m || typeof m !== 'object' || Array.isArray(m) || m.jsonrpc !== '2.0') return false;
+  if (typeof m.method === 'string') return true;
+  return 'id' in m && ('result' in m || 'error' in m);
+}
+
+/**
+ * What is wrong with `stdout` as a stream of JSON-RPC lines: [] when every byte of it is valid
+ * UTF-8 and belongs to a complete line (ending in a newline) holding one JSON-RPC message;
+ * otherwise one string per problem (the first 20), each naming the line.
+ */
+export function protocolViolations(stdout) {
+  let text;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(stdout);
+  } catch {
+    return ['stdout is not valid UTF-8'];
+  }
+  const problems = [];
+  if (text.length > 0 && !text.endsWith('\n')) problems.push(`stdout ends inside a line: ${JSON.stringify(text.slice(text.lastIndexOf('\n') + 1, text.lastIndexOf('\n') + 201))}`);
+  const lines = text.split('\n');
+  lines.pop();
+  lines.forEach((line, i) => {
+    if (problems.length >= 20) return;
+    let m;
+    try { m = JSON.parse(line); } catch { problems.push(`line ${i + 1} is not JSON: ${JSON.stringify(line.slice(0, 200))}`); return; }
+    if (!isJsonRpcMessage(m)) problems.push(`line ${i + 1} is not a JSON-RPC message: ${JSON.stringify(line.slice(0, 200))}`);
+  });
+  return problems;
+}
+
+/** The sum of every sample of the metric `name` (with or without labels) in /metrics text; NaN when there is none. */
+export function metricSum(text, name) {
+  let sum = NaN;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m && m[1] === name) sum = (Number.isNaN(sum) ? 0 : sum) + Number(m[3]);
+  }
+  return sum;
+}
+
+/** The `_meta` key of the protocol revision a request is made under (MCP 2026-07-28). */
+export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+export const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
+
+/** `_meta` of a request made under MCP 2026-07-28 (protocol version, client info and capabilities), plus `extra`. */
+export function modernMeta(extra = {}) {
+  return {
+    [PROTOCOL_VERSION_KEY]: '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'ctxguard-e2e-raw', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+    ...extra,
+  };
+}

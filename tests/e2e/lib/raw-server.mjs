@@ -45,6 +45,8 @@
 //    version, capabilities {tools: {}}, serverInfo raw-server), so the SDK client can connect.
 // Options:
 //   --mcp                   answer "initialize" as above
+//   --banner TEXT           write TEXT and a newline to stdout at start, before reading anything
+//                           (a server that greets on stdout; repeat it for several lines)
 //   --hold-all              hold every request until test/release (or end of input)
 //   --announce-held N       write "raw-server: holding N requests" to stderr once N are held
 //   --eof-answers N         at the end of input, answer the first N held requests (in arrival
@@ -79,6 +81,9 @@ if (has('--grandchild')) {
 if (has('--exit-after-ms')) {
   setTimeout(() => process.exit(Number(val('--exit-code', '0'))), Number(val('--exit-after-ms', '0')));
 }
+
+// --banner: lines that are not JSON-RPC, written before anything is read.
+argv.forEach((a, i) => { if (a === '--banner' && i + 1 < argv.length) process.stdout.write(`${argv[i + 1]}\n`); });
 
 const held = []; // requests held, in arrival order: {id, line}
 const announceAt = Number(val('--announce-held', '0'));
