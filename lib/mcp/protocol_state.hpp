@@ -2,7 +2,7 @@
 // What the messages that pass say about the protocol in use: the era of each client request, the
 // peers' identities, and the listen streams the client has opened. ctxguard composes a few
 // messages itself (ctxguard_fetch answers, tools/list_changed after a reload) and they must be
-// correct in the era the client speaks (docs/protocol.md, section 13).
+// correct in the era the client speaks (docs/protocol.md, section 12).
 //
 // Two eras: the 2025 revisions open with `initialize`; revision 2026-07-28 is stateless, each
 // request naming its protocol version in `params._meta`, and every result carrying `resultType`.

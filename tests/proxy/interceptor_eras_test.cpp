@@ -1,5 +1,5 @@
 // Both protocol eras through the interceptor: what ctxguard composes itself fits the era of the
-// request it answers (docs/protocol.md, section 13), and only JSON-RPC from the server goes on.
+// request it answers (docs/protocol.md, section 12), and only JSON-RPC from the server goes on.
 
 #include <catch2/catch.hpp>
 
@@ -281,4 +281,32 @@ TEST_CASE("eras: a line from the server that is not JSON-RPC is dropped and coun
                        std::chrono::system_clock::now())
               .action == Verdict::Action::kForward);
   REQUIRE(session.interceptor.non_protocol_lines_dropped() == 4);
+}
+
+TEST_CASE("eras: a structuredContent that is an array is paginated as a part of its own") {
+  // 2026-07-28 allows any JSON value there.
+  Session session;
+  session.from_client(modern(call(1, "list")));
+  json::array rows;
+  for (int i = 0; i < 3000; ++i) rows.push_back(json::object{{"id", i}, {"name", "row"}});
+  json::object result{
+      {"content", json::array{json::object{{"type", "text"}, {"text", "3000 rows."}}}},
+      {"structuredContent", rows}};
+  const Verdict rewritten = session.from_server(response(1, modern_result(std::move(result))));
+  REQUIRE(rewritten.action == Verdict::Action::kSend);
+  const json::object out = result_of(rewritten);
+  REQUIRE(out.at("content").at(0).at("text") == "3000 rows.");
+  const json::object& structured = out.at("structuredContent").as_object();
+  REQUIRE(structured.at("_ctxguard").at("wrapped") == true);
+  REQUIRE(structured.at("_ctxguard").at("totalCount") == 3000);
+  REQUIRE(structured.at("items").as_array().size() < 3000);
+
+  // A scalar one is priced and passes.
+  session.from_client(modern(call(2, "count")));
+  REQUIRE(session
+              .from_server(response(
+                  2, modern_result(json::object{
+                         {"content", json::array{json::object{{"type", "text"}, {"text", "42"}}}},
+                         {"structuredContent", 42}})))
+              .action == Verdict::Action::kForward);
 }
