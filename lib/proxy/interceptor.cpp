@@ -52,6 +52,17 @@ std::string_view string_or_empty(const json::object& object, std::string_view ke
                                                 : std::string_view();
 }
 
+// One line per message at debug: direction, kind, method, id, size and the answer's latency.
+void log_message(Direction direction, const session::Route& route, const json::value& id,
+                 std::size_t bytes) {
+  spdlog::debug(
+      "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
+      route.method.empty() ? "?" : route.method, id.is_null() ? "-" : json::serialize(id), bytes,
+      route.elapsed ? fmt::format(", {:.3f} ms",
+                                  std::chrono::duration<double, std::milli>(*route.elapsed).count())
+                    : "");
+}
+
 json::object* result_of(json::value& response) {
   json::object* object = response.if_object();
   if (object == nullptr) return nullptr;
@@ -150,24 +161,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     } catch (const std::exception& error) {
       // A bug or an allocation failure must cost this one answer, never the session.
       spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
-      json::object result = pipeline::text_tool_result(
-          "ctxguard failed to read its cache for this cursor. Call the original tool again.", true);
-      protocol_.stamp_own_result(result, era);
-      const json::object response{
-          {"jsonrpc", "2.0"}, {"id", message.envelopes.front().id}, {"result", std::move(result)}};
-      Verdict verdict{Verdict::Action::kReply, to_json(response)};
-      CallEvent event;
-      event.time = wall_now;
-      event.id = message.envelopes.front().id;
-      event.kind = CallKind::kFetch;
-      event.tool = fetch_.name();
-      event.stages = {"fetch-error"};
-      event.outcome = telemetry::Outcome::kFetchFailed;
-      event.error = "internal";
-      event.final_bytes = verdict.text.size();
-      event.proxy_latency = Clock::now() - started;
-      emit(std::move(event));
-      return verdict;
+      return fetch_failed(message.envelopes.front().id, era, wall_now, started);
     }
   }
 
@@ -183,15 +177,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     json::value& element = message.batch ? message.document.as_array()[i] : message.document;
     if (direction == Direction::kServerToClient) observe_server(element, route);
     if (spdlog::should_log(spdlog::level::debug)) {
-      const auto& id = message.envelopes[i].id;
-      spdlog::debug(
-          "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
-          route.method.empty() ? "?" : route.method, id.is_null() ? "-" : json::serialize(id),
-          line.size(),
-          route.elapsed
-              ? fmt::format(", {:.3f} ms",
-                            std::chrono::duration<double, std::milli>(*route.elapsed).count())
-              : "");
+      log_message(direction, route, message.envelopes[i].id, line.size());
     }
     if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
     // The profile the request came under; a response to no known request gets the current one.
@@ -273,6 +259,27 @@ void Interceptor::observe_server(const json::value& element, const session::Rout
   if (result != nullptr && result->is_object()) {
     protocol_.on_server_result(element.as_object().at("id"), result->get_object(), route.method);
   }
+}
+
+Verdict Interceptor::fetch_failed(const json::value& id, mcp::Era era,
+                                  WallClock::time_point wall_now, Clock::time_point started) {
+  json::object result = pipeline::text_tool_result(
+      "ctxguard failed to read its cache for this cursor. Call the original tool again.", true);
+  protocol_.stamp_own_result(result, era);
+  const json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  Verdict verdict{Verdict::Action::kReply, to_json(response)};
+  CallEvent event;
+  event.time = wall_now;
+  event.id = id;
+  event.kind = CallKind::kFetch;
+  event.tool = fetch_.name();
+  event.stages = {"fetch-error"};
+  event.outcome = telemetry::Outcome::kFetchFailed;
+  event.error = "internal";
+  event.final_bytes = verdict.text.size();
+  event.proxy_latency = Clock::now() - started;
+  emit(std::move(event));
+  return verdict;
 }
 
 Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view why) {
@@ -375,22 +382,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
                                add_event(CallKind::kTask, tool, answer));
   }
   if (route.method == session::kTasksGet) return rewrite_task_state(*result, answer);
-  if (route.method == session::kToolsList) {
-    const mcp::ToolListEdit edit = tool_list_.edit(*result, profile);
-    if (edit.fetch_tool_added) {
-      if (edit.name_collision) {
-        spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
-                     mcp::kFetchToolName, edit.fetch_tool_name);
-      }
-      pipeline_.set_fetch_tool_name(edit.fetch_tool_name);
-      fetch_.set_name(edit.fetch_tool_name);
-    }
-    if (edit.output_schemas_removed > 0) {
-      spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
-                    edit.output_schemas_removed);
-    }
-    return edit.changed;
-  }
+  if (route.method == session::kToolsList) return rewrite_tool_list(*result, profile);
   if (route.method == session::kResourcesRead) {
     // Both arms views: a std::string temporary here would leave `tool` dangling.
     const std::string_view name =
@@ -411,6 +403,23 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return profile.enforces_any() && mcp::add_instructions(*result, fetch_.name());
   }
   return false;
+}
+
+bool Interceptor::rewrite_tool_list(json::object& result, const config::Profile& profile) {
+  const mcp::ToolListEdit edit = tool_list_.edit(result, profile);
+  if (edit.fetch_tool_added) {
+    if (edit.name_collision) {
+      spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
+                   mcp::kFetchToolName, edit.fetch_tool_name);
+    }
+    pipeline_.set_fetch_tool_name(edit.fetch_tool_name);
+    fetch_.set_name(edit.fetch_tool_name);
+  }
+  if (edit.output_schemas_removed > 0) {
+    spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
+                  edit.output_schemas_removed);
+  }
+  return edit.changed;
 }
 
 void Interceptor::remember_task(std::string_view task_id, std::string_view tool) {

@@ -114,6 +114,9 @@ class Interceptor {
   void observe_server(const boost::json::value& element, const session::Route& route);
   // A server line that is no JSON-RPC message (`why`), or a message that is none: dropped.
   Verdict drop_non_protocol(std::string_view line, std::string_view why);
+  // The reply to a ctxguard_fetch whose answer failed (an exception: a bug, or no memory).
+  Verdict fetch_failed(const boost::json::value& id, mcp::Era era, WallClock::time_point wall_now,
+                       Clock::time_point started);
   std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, mcp::Era era,
                                       Clock::time_point now, WallClock::time_point wall_now,
                                       Clock::time_point started);
@@ -123,6 +126,8 @@ class Interceptor {
   // task) in place; true when it changed.
   bool rewrite_tool_result(boost::json::value& slot, std::string_view tool, const Answer& answer,
                            telemetry::CallEvent& event);
+  // tools/list: outputSchema removed, ctxguard_fetch appended on the last page.
+  bool rewrite_tool_list(boost::json::object& result, const config::Profile& profile);
   bool rewrite_task_state(boost::json::object& state, const Answer& answer);
   void remember_task(std::string_view task_id, std::string_view tool);
   // The tool a task runs, or "task:<id>" when its call was not seen.

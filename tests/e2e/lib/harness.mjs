@@ -106,19 +106,7 @@ function makeSession(params, clientOptions = {}) {
     });
     return p;
   };
-  // Wire log: every JSON-RPC message the client sent ('out') or received
-  // ('in'), in order, before the SDK dispatches it (the SDK handles
-  // notifications asynchronously but responses synchronously, so the order in
-  // which handlers run is not the order on the wire).
-  const wire = [];
-  let onmessage;
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => (onmessage ? (msg, extra) => { wire.push({ dir: 'in', msg }); onmessage(msg, extra); } : undefined),
-    set: (fn) => { onmessage = fn; },
-  });
-  const origSend = transport.send.bind(transport);
-  transport.send = (msg, opts) => { wire.push({ dir: 'out', msg }); return origSend(msg, opts); };
+  const wire = recordWire(transport);
   const session = {
     client,
     transport,
@@ -138,6 +126,25 @@ function makeSession(params, clientOptions = {}) {
   };
   liveSessions.add(session);
   return session;
+}
+
+/**
+ * Wire log of an SDK transport (1.x or 2.x): every JSON-RPC message the client sent ('out') or
+ * received ('in'), in order, before the SDK dispatches it (the SDK handles notifications
+ * asynchronously but responses synchronously, so the order in which handlers run is not the order
+ * on the wire). Returns the array it fills.
+ */
+export function recordWire(transport) {
+  const wire = [];
+  let onmessage;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => (onmessage ? (msg, extra) => { wire.push({ dir: 'in', msg }); onmessage(msg, extra); } : undefined),
+    set: (fn) => { onmessage = fn; },
+  });
+  const origSend = transport.send.bind(transport);
+  transport.send = (msg, opts) => { wire.push({ dir: 'out', msg }); return origSend(msg, opts); };
+  return wire;
 }
 
 async function killHard(session) {

@@ -21,7 +21,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { E2E_DIR, ctxguardBin, parseServerPid, pidAlive } from './harness.mjs';
+import { E2E_DIR, ctxguardBin, parseServerPid, pidAlive, recordWire } from './harness.mjs';
 
 /** Command line of lib/v2-server.mjs. */
 export function v2ServerCommand() {
@@ -98,15 +98,7 @@ export async function openSession(modeName, { proxied = false, ctxguardArgs = []
     proc.stdout.on('data', (c) => stdout.push(c));
     return p;
   };
-  const wire = [];
-  let onmessage;
-  Object.defineProperty(transport, 'onmessage', {
-    configurable: true,
-    get: () => (onmessage ? (msg, extra) => { wire.push({ dir: 'in', msg }); onmessage(msg, extra); } : undefined),
-    set: (fn) => { onmessage = fn; },
-  });
-  const origSend = transport.send.bind(transport);
-  transport.send = (msg, o) => { wire.push({ dir: 'out', msg }); return origSend(msg, o); };
+  const wire = recordWire(transport);
 
   const stderrText = () => Buffer.concat(stderr).toString('utf8');
   const session = {

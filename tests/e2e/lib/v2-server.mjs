@@ -47,6 +47,8 @@ import { McpServer, inputRequired, acceptedContent } from '@modelcontextprotocol
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
 
+import { prng } from './harness.mjs';
+
 export const SERVER_INFO = { name: 'ctxguard-v2-server', version: '2.4.0-e2e' };
 export const INSTRUCTIONS = 'A deterministic test server for ctxguard (rows, logs, a report, a confirmation).';
 /** What the noisy tool writes to stdout before its answer: a log line, and JSON that is not JSON-RPC. */
@@ -54,17 +56,6 @@ export const NOISE = ['debug: noisy tool called', '{"not":"json-rpc"}'];
 export const STATUSES = ['confirmed', 'pending', 'shipped', 'delivered', 'returned', 'on_hold', 'cancelled'];
 
 const WORDS = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega'.split(' ');
-
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The rows of list_rows (the first `count`, always the same for the same index). */
 export function makeRows(count) {
