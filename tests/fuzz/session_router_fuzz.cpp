@@ -1,5 +1,5 @@
-// Fuzz target: jsonrpc::parse_message and session::SessionRouter, which every line between the
-// client and the server passes.
+// Fuzz target: jsonrpc::parse_message, session::SessionRouter and mcp::ProtocolState, which every
+// line between the client and the server passes.
 //
 // Input: lines. The first byte of a line says what it is: '>' a message from the client, '<' one
 // from the server, '!' the server gone (abandon_client_requests); any other byte picks a
@@ -11,7 +11,11 @@
 //   - in_flight() in each direction equals the model's count after every line;
 //   - a response routes to the method and subject of the request it answers, with that
 //     request's context and the time since it passed; a response to no request routes to "";
-//   - abandon_client_requests() returns the client's open requests in arrival order.
+//   - abandon_client_requests() returns the client's open requests in arrival order;
+//   - ProtocolState, fed each message as the interceptor feeds it, never throws, keeps at most
+//     1024 listen streams, and what it would send (tools_list_changed) is, in the session's era,
+//     one unsolicited notification (2025) or one tools/list_changed per stream, each tagged with
+//     a subscription id (2026-07-28); a result it stamps for the modern era is "complete".
 
 #include <algorithm>
 #include <bit>
@@ -20,10 +24,12 @@
 #include <string>
 #include <vector>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "fuzz_support.hpp"
 #include "jsonrpc/message.hpp"
+#include "mcp/protocol_state.hpp"
 #include "session/session_router.hpp"
 
 namespace {
@@ -90,11 +96,11 @@ Expected expected_of(const json::value& element) {
 }
 
 // The member of params a request is about (session_router.hpp: tools/call, tasks/result,
-// resources/read).
+// resources/read, tasks/get).
 std::string subject_of(const json::value& element, std::string_view method) {
   std::string_view member;
   if (method == "tools/call") member = "name";
-  if (method == "tasks/result") member = "taskId";
+  if (method == "tasks/result" || method == "tasks/get") member = "taskId";
   if (method == "resources/read") member = "uri";
   if (member.empty()) return {};
   const json::value* params = element.as_object().if_contains("params");
@@ -136,6 +142,47 @@ class Model {
   std::vector<Pending> server_;
 };
 
+// Feeds one message element to `state` as the interceptor does: the client's requests and
+// notifications, the server's results (with the method they answer) and notifications.
+void observe(ctxguard::mcp::ProtocolState& state, Direction direction, const json::value& element,
+             const ctxguard::session::Route& route) {
+  const json::object& object = element.as_object();
+  if (direction == Direction::kClientToServer) {
+    if (route.kind == Kind::kRequest) state.on_client_request(object, route.method);
+    if (route.kind == Kind::kNotification) state.on_client_notification(object, route.method);
+    return;
+  }
+  if (route.kind == Kind::kNotification) state.on_server_notification(object, route.method);
+  const json::value* result = object.if_contains("result");
+  if (route.kind == Kind::kResponse && result != nullptr && result->is_object()) {
+    state.on_server_result(object.at("id"), result->get_object(), route.method);
+  }
+}
+
+void check_protocol_state(const ctxguard::mcp::ProtocolState& state) {
+  using ctxguard::mcp::Era;
+  require(state.listen_streams() <= 1024, "listen streams are bounded");
+  const std::vector<std::string> notices = state.tools_list_changed();
+  if (state.session_era() == Era::kLegacy) {
+    require(notices.size() == 1, "a 2025 session is told once, unsolicited");
+  }
+  require(notices.size() <= state.listen_streams() || state.session_era() == Era::kLegacy,
+          "at most one notice per listen stream");
+  for (const std::string& notice : notices) {
+    const json::value parsed = json::parse(notice);
+    require(parsed.at("method") == "notifications/tools/list_changed",
+            "a notice is a tools/list_changed notification", notice);
+    if (state.session_era() == Era::kModern) {
+      require(parsed.at("params").at("_meta").as_object().contains(
+                  "io.modelcontextprotocol/subscriptionId"),
+              "a 2026-07-28 notice names its stream", notice);
+    }
+  }
+  json::object own{{"content", json::array{}}};
+  state.stamp_own_result(own, Era::kModern);
+  require(own.at("resultType") == "complete", "ctxguard's own modern results are complete");
+}
+
 std::string count_detail(std::size_t router, std::size_t model) {
   return "router " + std::to_string(router) + ", model " + std::to_string(model);
 }
@@ -145,6 +192,7 @@ std::string count_detail(std::size_t router, std::size_t model) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   ctxguard::session::SessionRouter router;
+  ctxguard::mcp::ProtocolState protocol;
   Model model;
   const Clock::time_point start{};
   std::size_t line_number = 0;
@@ -188,6 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             message->batch ? message->document.as_array()[i] : message->document;
         const Expected expected = expected_of(element);
         const auto& route = routes[i];
+        if (route.kind != Kind::kUnknown) observe(protocol, direction, element, route);
         const auto where = [&] {
           return "line " + std::to_string(line_number) + " element " + std::to_string(i) + ": " +
                  ctxguard::fuzz::excerpt(line);
@@ -237,6 +286,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
         }
       }
+      check_protocol_state(protocol);
       for (const Direction d : {Direction::kClientToServer, Direction::kServerToClient}) {
         require(router.in_flight(d) == model.sent_in(d).size(),
                 "in_flight equals requests minus answered and cancelled", [&] {
