@@ -27,7 +27,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { makeTempDir, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
+
+import { ctxguardBin, makeTempDir, memoryServerCommand, recordWire, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import { reconstructJson, reconstructText, splitTextPiece, textOf } from './lib/reconstruct.mjs';
 import {
   ELICIT_ANSWER,
@@ -645,5 +648,43 @@ describe('ctxguard\'s own tools/list_changed after a reload that changes tools/l
     assert.deepEqual(await toolNames(s), TOOL_NAMES);
     assert.deepEqual(s.errors.map(String), []);
     await s.close();
+  });
+});
+
+// ---------------------------------------------------------------- SDK v2 'auto' against a 2025 server
+// The probe (server/discover, on a sibling process) finds a server of the 2025 era: the client
+// falls back to initialize, and ctxguard answers it in the 2025 shape.
+
+describe('SDK v2 in auto mode against a 2025-era server (server-memory) through ctxguard', { skip: SKIP, timeout: 60_000 }, () => {
+  let tmp;
+  before(() => { tmp = makeTempDir('ctxguard-eras-auto-'); });
+  after(() => removeDir(tmp));
+
+  test('the probe falls back to initialize; pagination and ctxguard_fetch work, in the 2025 shape', T, async () => {
+    const memory = memoryServerCommand(path.join(tmp, 'memory.jsonl'));
+    const transport = new StdioClientTransportV2({
+      command: ctxguardBin(), args: ['--', memory.command, ...memory.args], env: { ...process.env, ...memory.env }, stderr: 'pipe',
+    });
+    const wire = recordWire(transport);
+    const client = new ClientV2({ name: 'ctxguard-eras-auto-legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    try {
+      await client.connect(transport);
+      assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25', 'a 2025 server: the legacy era');
+      assert.equal((await client.listTools()).tools.at(-1).name, FETCH);
+      const entities = Array.from({ length: 3000 }, (_, i) => ({ name: `person_${i}`, entityType: 'person', observations: [`note ${i}`] }));
+      await client.callTool({ name: 'create_entities', arguments: { entities } });
+      const graph = await client.callTool({ name: 'read_graph', arguments: {} });
+      const meta = JSON.parse(graph.content[0].text)._ctxguard;
+      assert.equal(meta.totalCount, 3000);
+      const page = await client.callTool({ name: FETCH, arguments: { cursor: meta.nextCursor, limit: 3, fields: ['name'] } });
+      const next = meta.offset + meta.pageSize;  // the page after the first answer's
+      assert.deepEqual(JSON.parse(page.content[0].text).items, [0, 1, 2].map((i) => ({ name: `person_${next + i}` })));
+      const answer = wire.find((w) => w.dir === 'in' && w.msg.result?.content?.[0]?.text?.startsWith('{"items"'));
+      assert.ok(answer, 'the fetch answer was on the wire');
+      assert.equal(answer.msg.result.resultType, undefined, 'a 2025 request gets no resultType');
+      assert.equal(answer.msg.result._meta, undefined);
+    } finally {
+      await client.close();
+    }
   });
 });
