@@ -67,8 +67,46 @@ function skipReason() {
 
 // ---------------------------------------------------------------- corpus
 
-/** Every regular file under node_modules (relative paths, sorted), with its size. */
+// The packages the corpus reads: the servers it calls, the SDK client and the tokenizers, with
+// everything they depend on. Packages installed for other tests are left out, so that adding one
+// does not change the corpus (the SDK v2 packages once brought in files that moved its worst
+// sample).
+const CORPUS_ROOTS = [
+  '@modelcontextprotocol/sdk', '@modelcontextprotocol/server-everything',
+  '@modelcontextprotocol/server-filesystem', '@modelcontextprotocol/server-memory',
+  '@anthropic-ai/tokenizer', 'gpt-tokenizer',
+];
+
+/** The top-level package names in the dependency closure of CORPUS_ROOTS (package-lock.json). */
+export function corpusPackages(lock = JSON.parse(fs.readFileSync(path.join(E2E_DIR, 'package-lock.json'), 'utf8')).packages) {
+  // Node's lookup: the nearest node_modules/<name> from the depending package up to the top.
+  const resolve = (from, name) => {
+    for (let dir = from; ; dir = dir.slice(0, Math.max(0, dir.lastIndexOf('/node_modules/')))) {
+      const candidate = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      if (lock[candidate]) return candidate;
+      if (!dir) return null;
+    }
+  };
+  const seen = new Set();
+  const queue = CORPUS_ROOTS.map((name) => `node_modules/${name}`);
+  while (queue.length > 0) {
+    const key = queue.pop();
+    if (seen.has(key) || !lock[key]) continue;
+    seen.add(key);
+    const entry = lock[key];
+    for (const deps of [entry.dependencies, entry.optionalDependencies, entry.peerDependencies]) {
+      for (const name of Object.keys(deps ?? {})) {
+        const found = resolve(key, name);
+        if (found) queue.push(found);
+      }
+    }
+  }
+  return new Set([...seen].map((key) => packageOf(key.slice('node_modules/'.length))));
+}
+
+/** Every regular file of the corpus's packages under node_modules (relative paths, sorted), with its size. */
 function listFiles() {
+  const packages = corpusPackages();
   const out = [];
   const walk = (dir) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -81,7 +119,7 @@ function listFiles() {
     }
   };
   walk(NODE_MODULES);
-  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out.filter((f) => packages.has(packageOf(f.rel))).sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
 /** Every `step`-th element, at most `limit` of them: a deterministic spread. */
