@@ -91,6 +91,9 @@ describe('tasks extension (2026-07-28) on raw pipes', { skip: SKIP, timeout: 120
     const update = ' {"jsonrpc":"2.0", "id":3, "method":"tasks/update", "params":{"taskId":"t1","inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}},'
       + `"_meta":${JSON.stringify(scripted(' { "resultType" : "complete" } '))}}} `;
     assert.equal(await exchange(g, c, update), '{"jsonrpc":"2.0","id":3,"result": { "resultType" : "complete" } }');
+    // The server's stderr comes through ctxguard's, a pipe of its own that may trail stdout.
+    const read = (lines) => lines.every((l) => serverReceived(g.stderrText()).includes(l));
+    await waitFor(() => read([call, get1, update]), 5000, 'the server to say it read the requests').catch(() => {});
     for (const sent of [call, get1, update]) assert.ok(serverReceived(g.stderrText()).includes(sent), `the server read ${sent.slice(0, 120)} as sent`);
 
     // Completed, with the large result: rewritten.
@@ -121,6 +124,7 @@ describe('tasks extension (2026-07-28) on raw pipes', { skip: SKIP, timeout: 120
     const cancelled = '{"resultType":"complete","taskId":"t2","status":"cancelled","createdAt":"2026-07-28T10:00:00Z","lastUpdatedAt":"2026-07-28T10:00:09Z","ttlMs":60000}';
     const cancel = req(5, 'tasks/cancel', { taskId: 't2', _meta: scripted(cancelled) });
     assert.equal(await exchange(g, c, cancel), `{"jsonrpc":"2.0","id":5,"result":${cancelled}}`);
+    await waitFor(() => read([cancel]), 5000, 'the server to say it read tasks/cancel').catch(() => {});
     assert.ok(serverReceived(g.stderrText()).includes(cancel));
 
     assert.deepEqual(protocolViolations(g.stdoutBuffer()), []);
