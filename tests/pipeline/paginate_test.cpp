@@ -1,1 +1,98 @@
-#include <catch2/catch.hpp>  // placeholder: tests come with the implementation
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <boost/json.hpp>
+
+#include "budget/token_estimator.hpp"
+#include "pipeline/paginate.hpp"
+#include "support/json_writer.hpp"
+
+namespace json = boost::json;
+using ctxguard::pipeline::CutPlanner;
+using ctxguard::pipeline::write_with_cuts;
+
+namespace {
+
+json::array records(std::size_t count, std::string_view note = "a short note") {
+  json::array out;
+  for (std::size_t i = 0; i < count; ++i) {
+    out.push_back(json::object{{"id", i}, {"note", note}});
+  }
+  return out;
+}
+
+std::string written(const json::value& value, const CutPlanner& planner) {
+  std::string out;
+  write_with_cuts(out, value, planner.cut_map());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("paginate: a tree costs what its minified JSON is estimated at") {
+  const json::value value = json::object{{"rows", records(120)}, {"total", 120}};
+  CutPlanner planner(50, 10);
+  const double cost = planner.add_tree(value, 0, "");
+  const auto estimate =
+      static_cast<double>(ctxguard::budget::estimate_tokens(ctxguard::to_json(value)));
+  REQUIRE(std::abs(cost - estimate) <= 1.0);
+}
+
+TEST_CASE("paginate: arrays longer than a page are cut to one page, the largest first") {
+  const json::value value = json::object{{"small", records(60)},
+                                         {"large", records(300, "a much longer note, repeated")},
+                                         {"tiny", records(8)}};
+  CutPlanner planner(50, 10);
+  planner.add_tree(value, 0, "");
+  // Just enough to need the largest array cut: one page of it does it.
+  REQUIRE(planner.cut_to_pages(10.0));
+  const auto cuts = planner.visible_cuts();
+  REQUIRE(cuts.size() == 1);
+  REQUIRE(cuts.front().path == "/large");
+  REQUIRE(cuts.front().shown == 50);
+  REQUIRE(cuts.front().total == 300);
+
+  // The answer keeps the server's items, in order, and the other arrays whole.
+  const json::value shown = json::parse(written(value, planner));
+  REQUIRE(shown.at("large").as_array().size() == 50);
+  REQUIRE(shown.at("large").at(49).at("id") == 49);
+  REQUIRE(shown.at("small").as_array().size() == 60);
+}
+
+TEST_CASE("paginate: arrays of min_cut_items or fewer are never cut") {
+  const json::value value = json::object{{"few", records(10, std::string(400, 'x'))}};
+  CutPlanner planner(5, 10);
+  planner.add_tree(value, 0, "");
+  REQUIRE_FALSE(planner.cut(1e9));
+  REQUIRE(planner.visible_cuts().empty());
+  REQUIRE(written(value, planner) == ctxguard::to_json(value));
+}
+
+TEST_CASE("paginate: when pages are not enough, shown arrays shrink, never below one item") {
+  const json::value value = json::object{{"rows", records(500)}};
+  CutPlanner planner(50, 10);
+  const double cost = planner.add_tree(value, 0, "");
+  REQUIRE_FALSE(planner.cut(cost * 10));  // more than everything: not reachable
+  const auto cuts = planner.visible_cuts();
+  REQUIRE(cuts.size() == 1);
+  REQUIRE(cuts.front().shown == 1);
+  REQUIRE(planner.excess_left() > 0);
+  REQUIRE(json::parse(written(value, planner)).at("rows").as_array().size() == 1);
+}
+
+TEST_CASE("paginate: a cut inside an item is listed with its own path") {
+  json::array outer;
+  for (int i = 0; i < 3; ++i) outer.push_back(json::object{{"name", i}, {"items", records(400)}});
+  const json::value value = json::object{{"groups", outer}};
+  CutPlanner planner(50, 2);
+  planner.add_tree(value, 0, "");
+  REQUIRE(planner.cut_to_pages(100.0));
+  const auto cuts = planner.visible_cuts();
+  REQUIRE_FALSE(cuts.empty());
+  for (const auto& cut : cuts) {
+    REQUIRE(cut.path.rfind("/groups/", 0) == 0);
+    REQUIRE(cut.path.size() > std::string("/groups/").size());
+    REQUIRE(cut.shown == 50);
+  }
+}

@@ -27,9 +27,9 @@ json::object modern(json::object request) {
   return request;
 }
 
-json::object request(json::value id, std::string_view method, json::object params = {}) {
+json::object request(const json::value& id, std::string_view method, json::object params = {}) {
   return json::object{
-      {"jsonrpc", "2.0"}, {"id", std::move(id)}, {"method", method}, {"params", std::move(params)}};
+      {"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
 json::object modern_result(json::object result) {
