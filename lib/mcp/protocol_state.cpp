@@ -2,11 +2,17 @@
 
 #include <algorithm>
 
+#include "session/session_router.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::mcp {
 
 namespace json = boost::json;
+using session::kCancelled;
+using session::kInitialize;
+using session::kSubscriptionsAcknowledged;
+using session::kSubscriptionsListen;
+using session::kToolsListChanged;
 
 namespace {
 
@@ -49,7 +55,7 @@ Era ProtocolState::on_client_request(const json::object& request, std::string_vi
       client_info_ = *info;
     }
   }
-  if (method == "initialize") {
+  if (method == kInitialize) {
     const json::object* params = object_member(request, "params");
     if (const json::value* info = params ? params->if_contains("clientInfo") : nullptr) {
       client_info_ = *info;
@@ -73,7 +79,7 @@ Era ProtocolState::on_client_request(const json::object& request, std::string_vi
 
 void ProtocolState::on_client_notification(const json::object& notification,
                                            std::string_view method) {
-  if (method != "notifications/cancelled" || streams_.empty()) return;
+  if (method != kCancelled || streams_.empty()) return;
   const json::object* params = object_member(notification, "params");
   if (const json::value* id = params ? params->if_contains("requestId") : nullptr) end_stream(*id);
 }
@@ -83,7 +89,7 @@ void ProtocolState::on_server_result(const json::value& id, const json::object& 
   if (const json::object* meta = object_member(result, "_meta")) {
     if (const json::value* info = meta->if_contains(kServerInfoKey)) server_info_ = *info;
   }
-  if (method == "initialize") {
+  if (method == kInitialize) {
     if (auto revision = string_member(result, "protocolVersion")) {
       negotiated_revision_ = std::string(*revision);
     }
@@ -113,7 +119,7 @@ void ProtocolState::stamp_own_result(json::object& result, Era era) const {
 std::vector<std::string> ProtocolState::tools_list_changed() const {
   std::vector<std::string> messages;
   if (session_era_ == Era::kLegacy) {
-    messages.emplace_back(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+    messages.push_back(to_json(json::object{{"jsonrpc", "2.0"}, {"method", kToolsListChanged}}));
     return messages;
   }
   for (const ListenStream& stream : streams_) {

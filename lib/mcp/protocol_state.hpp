@@ -32,12 +32,6 @@ inline constexpr std::string_view kClientInfoKey = "io.modelcontextprotocol/clie
 inline constexpr std::string_view kServerInfoKey = "io.modelcontextprotocol/serverInfo";
 inline constexpr std::string_view kSubscriptionIdKey = "io.modelcontextprotocol/subscriptionId";
 
-// Methods of the modern era that ctxguard follows.
-inline constexpr std::string_view kSubscriptionsListen = "subscriptions/listen";
-inline constexpr std::string_view kSubscriptionsAcknowledged =
-    "notifications/subscriptions/acknowledged";
-inline constexpr std::string_view kToolsListChanged = "notifications/tools/list_changed";
-
 // `resultType` values: an ordinary result, an interim one asking the client for input (the
 // multi round-trip pattern), and a task handle (the io.modelcontextprotocol/tasks extension).
 inline constexpr std::string_view kResultComplete = "complete";

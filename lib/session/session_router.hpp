@@ -78,5 +78,9 @@ inline constexpr std::string_view kToolsCall = "tools/call";
 inline constexpr std::string_view kTasksResult = "tasks/result";
 inline constexpr std::string_view kTasksGet = "tasks/get";
 inline constexpr std::string_view kCancelled = "notifications/cancelled";
+inline constexpr std::string_view kSubscriptionsListen = "subscriptions/listen";
+inline constexpr std::string_view kSubscriptionsAcknowledged =
+    "notifications/subscriptions/acknowledged";
+inline constexpr std::string_view kToolsListChanged = "notifications/tools/list_changed";
 
 }  // namespace ctxguard::session
