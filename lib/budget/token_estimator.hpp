@@ -1,8 +1,8 @@
 #pragma once
 // Estimates how many tokens a model sees for a piece of text, without a tokenizer.
 //
-// The seeds' rule (4 characters per token + 20%) underestimates exactly what MCP servers send
-// most: JSON full of quotes, braces and digits, source code, and CJK text. The estimate here
+// The common rule of thumb (4 characters per token + 20%) underestimates exactly what MCP servers
+// send most: JSON full of quotes, braces and digits, source code, and CJK text. The estimate here
 // prices each byte by its class and by the class of the byte before it (letters, digits,
 // punctuation/JSON syntax, whitespace and newlines, UTF-8 characters by script; see
 // token_model.hpp): a linear model whose coefficients are calibrated against Claude's tokenizer

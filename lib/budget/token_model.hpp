@@ -225,7 +225,7 @@ constexpr bool is_lead3(unsigned byte_class) noexcept {
 // ---- invalid UTF-8 (fixed, not calibrated) ----------------------------------------------------
 // A character is charged at one byte (its lead, or the second byte of a 3-byte one), so bytes
 // that belong to no character would cost nothing: a megabyte of stray continuation bytes, or of
-// 3-byte leads, estimated at 0 tokens and passed any budget (found by tests/fuzz). The client
+// 3-byte leads, would be estimated at 0 tokens and pass any budget. The client
 // decodes each such byte to U+FFFD, at least a token. Two cases are told by the byte pair alone:
 //  - a continuation byte after an ASCII byte, or a byte other than a continuation after a 3-byte
 //    lead: certainly invalid, kStrayByteWeight;

@@ -1,5 +1,5 @@
 #pragma once
-// The YAML configuration file (FR-025, FR-027, FR-028): global settings, the mode, and an ordered
+// The YAML configuration file: global settings, the mode, and an ordered
 // list of per-tool rules. Parsing checks everything and reports every problem with its key path;
 // a file with any problem is refused whole (the caller keeps what it had).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The reloadable configuration, resolved (US3, FR-024..028, FR-035): built-in defaults, then the
+// The reloadable configuration, resolved: built-in defaults, then the
 // YAML file, then environment variables, then command-line flags, and over all of them the first
 // per-tool rule whose glob matches the tool.
 //

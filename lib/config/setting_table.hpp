@@ -1,6 +1,6 @@
 #pragma once
 // Every tunable budget setting, once: its YAML key, CLI flag, environment variable, range and
-// help, and where it lives in BudgetSettings (US3, FR-024..028). The YAML file, the environment
+// help, and where it lives in BudgetSettings. The YAML file, the environment
 // and the command line all parse values through parse_setting, so a value means the same from
 // every source and is refused with the same message; --help and docs/configuration.md list this
 // table. Settings that a per-tool rule may override are all of these.

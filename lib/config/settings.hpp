@@ -24,7 +24,7 @@ struct LifecycleSettings {
   std::chrono::milliseconds kill_timeout{2000};
 };
 
-// A per-tool projection map (US2): tools whose name matches `tool_glob` ('*' and '?' wildcards)
+// A per-tool projection map: tools whose name matches `tool_glob` ('*' and '?' wildcards)
 // keep only `fields` of their records when a result must be summarized. Dotted fields reach into
 // nested objects ("guest.name").
 struct ProjectionRule {
@@ -32,9 +32,9 @@ struct ProjectionRule {
   std::vector<std::string> fields;
 };
 
-// Summarization and chunking (US2, US4; FR-015..023).
+// Summarization and chunking.
 struct SummarySettings {
-  std::size_t chunk_tokens = 2000;     // plain text above this is served in chunks (FR-020)
+  std::size_t chunk_tokens = 2000;     // plain text above this is served in chunks
   std::size_t max_string_chars = 500;  // longer strings are cut in a summarized answer
   std::size_t max_depth = 4;           // deeper objects/arrays become placeholders there
   bool tables = false;                 // uniform flat arrays as {"columns","rows"} (lossless)
@@ -47,22 +47,22 @@ struct SummarySettings {
 // enough that budget arithmetic (a cap three times the budget, say) cannot overflow.
 inline constexpr std::size_t kTokensMax = 10'000'000;
 
-// The context budget (FR-002, FR-007, FR-010, TokenBudget in the seeds' data model).
+// The context budget (docs/configuration.md).
 struct BudgetSettings {
-  // observe (shadow, FR-036): answers go out as the server sent them; what enforce would have
+  // observe (shadow): answers go out as the server sent them; what enforce would have
   // done is computed and logged.
   bool observe = false;
   std::size_t token_budget = 4000;  // answers above this many estimated tokens are rewritten
   std::size_t hard_cap = 12000;     // no answer exceeds this, whatever else is configured
   std::size_t page_size = 50;       // items on a page when an array is cut
   std::size_t max_page_size = 200;  // the most `limit` may ask for in ctxguard_fetch
-  std::size_t min_cut_items = 10;   // arrays this short are never cut (US1 scenario 3)
+  std::size_t min_cut_items = 10;   // arrays this short are never cut
   std::chrono::seconds cursor_ttl{600};
   std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
-  // Percent added to every estimate (FR-013's safety margin): answers are planned against
+  // Percent added to every estimate (a safety margin): answers are planned against
   // token_budget * 100 / (100 + margin), see planning_budget().
   std::size_t estimator_margin_percent = 0;
-  // Feature switches (FR-027, FR-035); the hard cap applies whatever they say.
+  // Feature switches; the hard cap applies whatever they say.
   bool pagination = true;     // long arrays cut to a page
   bool summarization = true;  // long strings cut, deep values collapsed, records projected
   bool chunking = true;       // long plain text served in chunks
@@ -85,7 +85,7 @@ inline BudgetSettings planning_budget(BudgetSettings budget) {
   return budget;
 }
 
-// Telemetry (US5, FR-029..032): all off unless asked for.
+// Telemetry: all off unless asked for.
 struct TelemetrySettings {
   std::optional<std::string> file;  // one JSON line per call (docs/telemetry.md)
   std::size_t queue_lines = 8192;   // records waiting for the disk; more are dropped and counted

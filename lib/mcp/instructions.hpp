@@ -1,6 +1,6 @@
 #pragma once
 // What ctxguard tells the model about itself, through the `instructions` of the `initialize`
-// (and `server/discover`) result (seed 004). Claude Desktop ignores `instructions`, so the same
+// (and `server/discover`) result. Claude Desktop ignores `instructions`, so the same
 // guidance also stands in ctxguard_fetch's description and in every rewritten result's hint.
 
 #include <string>

@@ -160,7 +160,7 @@ struct FieldState {
   std::vector<Category> categories;
   // Open addressing over `categories`: 1 + the index of a category, 0 for an empty slot; at
   // most half full. Values of a field rarely come in runs, and a linear scan over 20 categories
-  // per value was a third of the digest's time.
+  // per value would cost a third of the digest's time.
   std::vector<std::size_t> table;
   const json::value* min = nullptr;
   const json::value* max = nullptr;

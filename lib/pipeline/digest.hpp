@@ -1,5 +1,5 @@
 #pragma once
-// The digest of a long array of objects (US2; the seeds' one-line `summary`): what a model needs
+// The digest of a long array of objects: what a model needs
 // to answer "how many are cancelled?" or "what is the latest date?" without paging through the
 // items. Deterministic (ties broken by value), no model calls, bounded in size whatever the
 // array holds.

@@ -35,7 +35,7 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
   answer.record.items_shown = 1;
 }
 
-// Exactly lines [first, last] (FR-023), as many as fit the budget from `first` on.
+// Exactly lines [first, last], as many as fit the budget from `first` on.
 void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
                              std::size_t first, std::size_t last, const CursorIssuer& issuer,
                              std::optional<std::size_t> resume_at) const {

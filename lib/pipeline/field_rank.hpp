@@ -1,5 +1,5 @@
 #pragma once
-// Which fields of a record are essential (US2, FR-015/016): the automatic choice of field
+// Which fields of a record are essential: the automatic choice of field
 // projection when no per-tool map names them.
 //
 // Fields are ranked by what they are, from their key and their values: identifiers, then names

@@ -100,7 +100,7 @@ std::string settle_budget_fields(
     boost::json::object& meta, std::size_t token_budget, std::size_t other_tokens,
     const std::function<std::string(const boost::json::object&)>& render, std::size_t& tokens);
 
-// The `_ctxguard` of chunk `index` of text part `part` (FR-022): chunkIndex, totalChunks,
+// The `_ctxguard` of chunk `index` of text part `part`: chunkIndex, totalChunks,
 // startLine, endLine, totalLines, bytesInChunk, totalBytes, hasMore, nextCursor and the hint.
 boost::json::object chunk_metadata(const CachedPart& part, std::size_t part_index,
                                    std::size_t index, const CursorIssuer& issuer,

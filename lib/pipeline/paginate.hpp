@@ -1,5 +1,5 @@
 #pragma once
-// Pagination (FR-001..006): which arrays of a JSON answer to shorten, and writing the answer
+// Pagination: which arrays of a JSON answer to shorten, and writing the answer
 // with them shortened.
 //
 // The planner walks the parsed value once, bottom-up, and records every array longer than

@@ -1,5 +1,5 @@
 #pragma once
-// Field projection (US2, FR-015..017): which records of an answer lose which fields when
+// Field projection: which records of an answer lose which fields when
 // pagination and cutting long values are not enough. Records are the items of arrays of objects
 // (and, in an answer without such arrays, its dominant object); the fields kept come from a
 // per-tool map when one applies, otherwise from field_rank (identifiers, names, status, dates,

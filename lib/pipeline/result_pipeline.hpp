@@ -1,5 +1,5 @@
 #pragma once
-// The context budget pipeline for one tools/call result (FR-009..012, US1).
+// The context budget pipeline for one tools/call result (docs/protocol.md, sections 1-4).
 //
 // A result whose estimated tokens are at or under the budget is not touched: the caller forwards
 // the server's bytes. Above it, stages run in order until the result fits: lossless compaction
@@ -83,8 +83,8 @@ class ResultPipeline {
                                          const CallContext& context,
                                          std::size_t* original_tokens = nullptr);
 
-  // A resources/read result (US4 for resources): text contents over the chunk size become their
-  // first chunk followed by a contents item (same uri, application/json) holding
+  // A resources/read result (docs/protocol.md, section 2.6): text contents over the chunk size
+  // become their first chunk followed by a contents item (same uri, application/json) holding
   // {"_ctxguard": ...}; blobs and short texts pass. nullopt when nothing changed. `context.tool`
   // names the resource in logs.
   std::optional<RewrittenResult> process_resource(boost::json::object& result,

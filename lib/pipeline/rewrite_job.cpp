@@ -105,8 +105,8 @@ bool RewriteJob::chunk_texts() {
 
 void RewriteJob::cut_as_text(std::size_t limit) {
   // A fresh entry: the paginated one (if any) stays cached for cursors already composed, but
-  // none of them goes out.
-  // (JSON parts exist only once compact_and_paginate moved their values into that entry.)
+  // none of them goes out. (JSON parts exist only once the JSON stages moved their values into
+  // that entry.)
   const std::shared_ptr<CachedResult> paginated = entry_;
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;

@@ -71,7 +71,7 @@ class RewriteJob {
   void build_entry();
 
   // Plain text over the chunk size: its first chunk, and a trailing item saying where it stands
-  // (FR-020..022). Returns whether any part was chunked.
+  // (docs/protocol.md, section 2.5). Returns whether any part was chunked.
   bool chunk_texts();
 
   CursorIssuer issuer() const { return CursorIssuer(codec_, entry_id_, context_.wall_now); }

@@ -1,5 +1,5 @@
 #pragma once
-// Summarization (US2, FR-015..019): how a JSON value is shown when pagination alone does not
+// Summarization: how a JSON value is shown when pagination alone does not
 // bring an answer within its budget. A ValueView says, on top of the arrays cut to pages:
 //   - strings longer than `max_string_chars` characters are cut at a word boundary and end in
 //     "…[+N chars: PATH]" (PATH: the RFC 6901 pointer of the whole string in the cached value);

@@ -1,5 +1,5 @@
 #pragma once
-// Chunking long plain text at semantic boundaries (FR-020..023, ContentChunk in the seeds).
+// Chunking long plain text at semantic boundaries.
 //
 // A text over the chunk size is split once, when it is cached, into consecutive chunks that
 // cover it exactly (concatenated, they are the text byte for byte). Each chunk costs at most

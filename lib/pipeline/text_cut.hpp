@@ -1,7 +1,7 @@
 #pragma once
 // Cutting text so a piece of it fits a number of tokens: the hard cap's last resort, and the
-// ranges `ctxguard_fetch` serves after it. (Chunking at semantic boundaries comes later; this
-// cuts at a line break when it can, and never inside a UTF-8 sequence.)
+// ranges `ctxguard_fetch` serves after it. It cuts at a line break when it can, and never inside a
+// UTF-8 sequence (chunking at semantic boundaries is text_chunk's).
 
 #include <cstddef>
 #include <string_view>

@@ -1,5 +1,5 @@
 #pragma once
-// Hot reload of the configuration file (FR-026, R004).
+// Hot reload of the configuration file.
 //
 // The file is polled: one stat() every kPollInterval (a change is live within about two). A poll
 // survives what breaks a watch on the file itself: editors that save by writing a new file and

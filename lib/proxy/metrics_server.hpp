@@ -1,5 +1,5 @@
 #pragma once
-// A tiny HTTP/1.1 server for --metrics-listen (FR-032): GET and HEAD only, answered by a handler
+// A tiny HTTP/1.1 server for --metrics-listen: GET and HEAD only, answered by a handler
 // the caller provides (/metrics, /health, 404 for the rest).
 //
 // It shares the single-threaded io_context of the stdio relay, so it never blocks and bounds all

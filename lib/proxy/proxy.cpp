@@ -298,7 +298,8 @@ class Session {
   }
 
   // Called on SIGCHLD and from every poll while stopping: whichever reaps the server first, its
-  // exit is handled exactly once (a poll that reaped it silently once left the session hanging).
+  // exit is handled exactly once: a poll that reaped it without handling it would leave the
+  // session waiting for a SIGCHLD that has already come.
   void check_child() {
     child_.try_wait();  // also reaps what the server left behind
     if (!child_.exit_status() || exit_handled_) return;

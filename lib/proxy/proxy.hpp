@@ -2,8 +2,8 @@
 // The running proxy: the client on our stdin/stdout, the MCP server as a child on pipes.
 //
 // One io_context thread runs a reader coroutine per direction (frame -> parse -> route ->
-// forward) and a writer per output (see MessageWriter). The session router observes every
-// message; in this version nothing is rewritten, so each well-formed line goes out byte-identical.
+// forward) and a writer per output (see MessageWriter). The Interceptor decides each line: most
+// go out byte-identical, a few are rewritten or answered by ctxguard (docs/protocol.md).
 //
 // Lifecycle:
 //  - client closes stdin -> the server's stdin is closed after pending writes; if the server has

@@ -1,6 +1,6 @@
 #pragma once
-// One record per tools/call, tasks/result, resources/read rewrite and ctxguard_fetch: the seeds'
-// TelemetryRecord (FR-029, FR-030), as ctxguard writes it to --telemetry-file, counts it for
+// One record per tools/call, tasks/result, resources/read rewrite and ctxguard_fetch
+// (docs/telemetry.md), as ctxguard writes it to --telemetry-file, counts it for
 // /metrics and reads it back for `ctxguard stats`. It holds sizes, timings and decisions, never
 // a byte of any payload.
 //
@@ -34,7 +34,7 @@ enum class CallKind {
   kFetch,     // ctxguard_fetch, answered by ctxguard
 };
 
-// The one word a record is filed under (FR-031's "outcome"); see outcome_of.
+// The one word a record is filed under (its "outcome"); see outcome_of.
 enum class Outcome {
   kPassthrough,  // forwarded as the server sent it
   kCompacted,    // only lossless changes (whitespace, tables)
@@ -80,7 +80,7 @@ struct CallEvent {
   std::size_t final_bytes = 0;     // the line sent to the client
   std::size_t items_total = 0;     // items in the arrays that were cut
   std::size_t items_shown = 0;
-  bool over_budget = false;  // the original exceeded the budget (an oversized attempt, FR-030)
+  bool over_budget = false;  // the original exceeded the budget (an oversized attempt)
   std::chrono::nanoseconds proxy_latency{0};               // time spent in ctxguard
   std::optional<std::chrono::nanoseconds> server_latency;  // request in -> response out
   std::string error;  // failed fetches: "expired", "forged", "malformed", ... (see fetch_tool)

@@ -1,7 +1,7 @@
 #pragma once
 // The log's view of a call record: one compact line per decision (the Observability NFR: every
 // pagination, summarization and chunking decision at INFO), oversized originals with their
-// original and final size and the reduction (FR-030). Calls forwarded unchanged are DEBUG.
+// original and final size and the reduction. Calls forwarded unchanged are DEBUG.
 //
 //   call tool=list_bookings tokens=52011->3871 bytes=180233->14020 items=41/500
 //     stages=compact,paginate outcome=paginated reduction=92.6% budget=4000 oversized id=7

@@ -9,7 +9,7 @@ CallTelemetry::CallTelemetry(std::unique_ptr<RecordWriter> file, OversizeAlarmOp
 
 void CallTelemetry::record(CallEvent&& event, OversizeAlarm::Clock::time_point now) {
   log_call_event(event);
-  // The seeds' alert is about the server's answers to tool calls, whatever the mode.
+  // The oversize alert is about the server's answers to tool calls, whatever the mode.
   if (event.kind == CallKind::kCall || event.kind == CallKind::kTask) {
     if (const auto alert = alarm_.add(now, event.over_budget)) {
       log_oversize_alert(*alert, alarm_.options());

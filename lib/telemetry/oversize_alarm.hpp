@@ -1,7 +1,7 @@
 #pragma once
-// The seeds' alert (US5 scenario 4, Observability NFRs): a warning when answers over the budget
-// ("oversized attempts", FR-030) exceed 5% of tool calls over a sliding window, at most once per
-// window. Memory is one counter pair per second of the window, whatever the call rate.
+// The oversize alert (docs/telemetry.md): a warning when answers over the budget ("oversized
+// attempts") exceed 5% of tool calls over a sliding window, at most once per window. Memory is one
+// counter pair per second of the window, whatever the call rate.
 
 #include <chrono>
 #include <cstddef>

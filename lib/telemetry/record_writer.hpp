@@ -1,6 +1,6 @@
 #pragma once
 // Appends lines (call records, answer samples) to a file from a thread of its own, so that a
-// slow or failing disk never slows or fails a call (the seeds' "fire-and-forget" telemetry).
+// slow or failing disk never slows or fails a call (fire-and-forget telemetry).
 //
 // push() takes a line and returns at once: it never waits for the disk, only for a mutex held
 // for a queue operation, and it does not wake the writer (a system call) unless the queue is

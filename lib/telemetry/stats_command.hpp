@@ -1,5 +1,5 @@
 #pragma once
-// `ctxguard stats [options] FILE...`: the report over telemetry files (FR-031). The command
+// `ctxguard stats [options] FILE...`: the report over telemetry files. The command
 // line and the files are read here; the numbers come from stats_report.hpp.
 
 #include <iosfwd>

@@ -1,5 +1,5 @@
 #pragma once
-// `ctxguard stats` (FR-031): call records filtered by time, tool, outcome and kind, summed
+// `ctxguard stats`: call records filtered by time, tool, outcome and kind, summed
 // overall, per tool, per outcome and per (tool, outcome), and formatted as a table, JSON or CSV.
 //
 // StatsAccumulator streams: it keeps sums and the latency samples of each (tool, outcome) group,
@@ -60,7 +60,7 @@ struct GroupStats {
   std::size_t calls = 0;
   std::size_t server_calls = 0;  // kinds call, task and resource: the ones ctxguard may rewrite
   std::size_t rewritten = 0;     // server calls whose outcome is neither passthrough nor error
-  std::size_t over_budget = 0;   // oversized originals (FR-030)
+  std::size_t over_budget = 0;   // oversized originals
   std::uint64_t tokens_in = 0;   // sum of original_tokens
   std::uint64_t tokens_out = 0;  // sum of final_tokens
   std::uint64_t bytes_in = 0;

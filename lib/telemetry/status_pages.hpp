@@ -1,5 +1,5 @@
 #pragma once
-// What the loopback endpoint serves (FR-032), as text built from plain figures: /metrics in the
+// What the loopback endpoint serves, as text built from plain figures: /metrics in the
 // Prometheus text format and /health as JSON. Pure; the proxy gathers the figures and serves
 // the text (proxy/metrics_server).
 

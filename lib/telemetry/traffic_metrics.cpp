@@ -128,7 +128,7 @@ void TrafficMetrics::write(PrometheusText& out) const {
     std::uint64_t Totals::*field;
   } families[] = {
       {"ctxguard_oversized_calls_total",
-       "Answers whose original exceeded the tool's token budget (oversized attempts, FR-030).",
+       "Answers whose original exceeded the tool's token budget (oversized attempts).",
        &Totals::oversized},
       {"ctxguard_original_tokens_total", "Estimated tokens in the server's answers.",
        &Totals::original_tokens},

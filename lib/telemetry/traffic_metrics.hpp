@@ -19,8 +19,8 @@
 
 namespace ctxguard::telemetry {
 
-// What /health reports: the seeds' "pagination adoption rate and average response size"
-// (FR-032) and the oversize rate of US5, over enforced tool calls (kinds call and task).
+// What /health reports: the pagination adoption rate, the average response size and the
+// oversize rate, over enforced tool calls (kinds call and task; docs/telemetry.md).
 struct TrafficSummary {
   std::uint64_t tool_calls = 0;  // enforced tools/call and tasks/result answers
   std::uint64_t rewritten = 0;   // of them, not passed through (nor errors)
