@@ -15,6 +15,7 @@ packages=(
   # The sanitized build and the fuzz targets (scripts/test-sanitized.sh, scripts/fuzz.sh):
   # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
   clang libclang-rt-14-dev llvm
+  clang-format  # scripts/check-sources.sh: every source formatted as .clang-format says
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

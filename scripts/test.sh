@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test through CTest: unit tests, relay and
+# Installs what is missing, checks the sources (formatting, and that no module includes one above
+# it: scripts/check-sources.sh), builds, and runs every test through CTest: unit tests, relay and
 # lifecycle tests of the real binary, and the end-to-end tests with the real MCP SDK client
 # against real MCP servers; then all of it again built with clang under AddressSanitizer and
 # UndefinedBehaviorSanitizer, with each libFuzzer target run for a bounded time
@@ -11,6 +12,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_BUILD_DIR:-$repo/build}"
 
 "$repo/scripts/setup.sh"
+"$repo/scripts/check-sources.sh"
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
 # The same suite again under ASan + UBSan, plus a bounded run of every fuzz target.

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Checks the sources without building them: every C++ file is formatted as .clang-format says,
+# and every module includes only itself and the modules below it (docs/architecture.md,
+# Modules: support -> jsonrpc -> session -> config -> mcp -> budget -> cursor -> cache ->
+# pipeline -> spill -> telemetry -> proxy). A module's tests (tests/<module>/) are held to the
+# same order, so they cannot lean on a module above the one they test. Exits 1 with every
+# problem listed.
+#
+#   scripts/check-sources.sh
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+modules=(support jsonrpc session config mcp budget cursor cache pipeline spill telemetry proxy)
+declare -A rank
+for i in "${!modules[@]}"; do rank[${modules[$i]}]=$i; done
+
+problems=0
+
+# Formatting: the files git knows, as clang-format would write them.
+mapfile -t sources < <(git ls-files 'app/*.cpp' 'app/*.hpp' 'lib/*.cpp' 'lib/*.hpp' \
+  'tests/*.cpp' 'tests/*.hpp' 'bench/*.cpp' 'bench/*.hpp')
+if ! clang-format --dry-run -Werror "${sources[@]}" 2>/tmp/ctxguard-format.$$; then
+  grep -E '^[^ ].*: (error|warning):' /tmp/ctxguard-format.$$ | cut -d: -f1 | sort -u |
+    sed 's/^/check-sources: not formatted (clang-format -i): /' >&2
+  problems=1
+fi
+rm -f /tmp/ctxguard-format.$$
+
+# Layering: `#include "<module>/..."` from lib/<own>/ or tests/<own>/ must not name a module
+# above <own>.
+for file in "${sources[@]}"; do
+  case "$file" in
+    lib/*/* | tests/*/*) ;;
+    *) continue ;;
+  esac
+  own="${file#*/}"
+  own="${own%%/*}"
+  [[ -n "${rank[$own]:-}" ]] || continue  # tests/e2e, tests/fuzz, ...
+  while IFS= read -r included; do
+    if ((${rank[$included]} > ${rank[$own]})); then
+      echo "check-sources: $file includes $included/, a module above $own" >&2
+      problems=1
+    fi
+  done < <(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([a-z]+)\/.*/\1/p' "$file" |
+    while read -r name; do [[ -n "${rank[$name]:-}" ]] && echo "$name"; done)
+done
+
+if ((problems)); then exit 1; fi
+echo "check-sources: ${#sources[@]} files formatted; every module includes only the ones below it"
