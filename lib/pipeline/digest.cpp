@@ -11,7 +11,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "pipeline/iso_date.hpp"
+#include "support/iso_date.hpp"
 #include "support/json_compare.hpp"
 #include "support/json_writer.hpp"
 #include "support/text_scan.hpp"

@@ -9,7 +9,7 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/iso_date.hpp"
+#include "support/iso_date.hpp"
 #include "support/text_scan.hpp"
 
 // How a field's kind is decided:

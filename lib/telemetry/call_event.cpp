@@ -9,7 +9,7 @@
 
 #include <iterator>
 
-#include "pipeline/iso_date.hpp"
+#include "support/iso_date.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 
@@ -117,8 +117,8 @@ std::string format_time(std::chrono::system_clock::time_point time) {
 }
 
 std::optional<std::chrono::system_clock::time_point> parse_time(std::string_view text) {
-  pipeline::Calendar calendar;
-  const auto instant = pipeline::parse_iso_date(text, calendar);
+  Calendar calendar;
+  const auto instant = parse_iso_date(text, calendar);
   if (!instant) return std::nullopt;
   // The fraction's first nine digits, as nanoseconds.
   std::int64_t nanos = 0;

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-namespace ctxguard::pipeline {
+namespace ctxguard {
 
 // A date or date-time as a comparable instant: seconds since 1970 in UTC (a date alone, or a
 // time without an offset, counts as UTC), then the fraction's digits.
@@ -63,4 +63,4 @@ inline int compare_fractions(std::string_view a, std::string_view b) {
   return a_text.compare(b_text);
 }
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard

@@ -1,8 +1,8 @@
-#include "pipeline/iso_date.hpp"
+#include "support/iso_date.hpp"
 
 #include "support/text_scan.hpp"
 
-namespace ctxguard::pipeline {
+namespace ctxguard {
 
 namespace {
 
@@ -114,4 +114,4 @@ bool has_iso_date_shape(std::string_view text) {
          digits(11, 2) && text[13] == ':' && digits(14, 2);
 }
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard
