@@ -4,6 +4,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -169,10 +170,19 @@ bool is_expired(std::int64_t issued_at, std::int64_t now, std::int64_t ttl) {
   return distance(issued_at, now) > static_cast<std::uint64_t>(kMaxFutureIssue.count());
 }
 
+std::uint64_t random_entry_salt() {
+  std::random_device device;
+  return (std::uint64_t{device()} << 32) ^ device();
+}
+
 }  // namespace
 
 CursorCodec::CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl)
-    : keys_(std::move(keys)), ttl_(ttl) {
+    : CursorCodec(std::move(keys), ttl, random_entry_salt()) {}
+
+CursorCodec::CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl,
+                         std::uint64_t entry_salt)
+    : keys_(std::move(keys)), ttl_(ttl), entry_salt_(entry_salt) {
   if (keys_.empty()) throw std::invalid_argument("cursor key ring is empty");
   for (const auto& key : keys_) {
     if (key.size() < kMinKeyBytes) {
@@ -205,7 +215,7 @@ std::string CursorCodec::encode(const CursorPayload& payload) const {
   bytes.reserve(48 + payload.path.size() + kMacBytes);
   bytes += static_cast<char>(kVersion);
   bytes += static_cast<char>(payload.kind);
-  append_varint(bytes, payload.entry);
+  append_varint(bytes, payload.entry ^ entry_salt_);
   append_varint(bytes, payload.part);
   append_string(bytes, payload.path);
   append_varint(bytes, payload.offset);
@@ -249,6 +259,7 @@ Result<CursorPayload> CursorCodec::decode(std::string_view cursor,
 
   auto payload = parse_payload(signed_part.substr(1));
   if (!payload) return make_error_code(Error::kCursorMalformed);
+  payload->entry ^= entry_salt_;
 
   const std::int64_t now_seconds =
       std::chrono::floor<std::chrono::seconds>(now.time_since_epoch()).count();

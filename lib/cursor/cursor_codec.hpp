@@ -7,6 +7,11 @@
 // The key is random per process unless configured. Keys form a ring so a reloaded configuration
 // can rotate the key without breaking cursors already handed out: the newest key signs, every
 // key verifies.
+//
+// The entry id travels XORed with the codec's entry salt, random per codec unless given: cache
+// ids restart at 1 in every process and a configured key outlives the process, so a cursor of an
+// earlier process decodes to an entry that is not there (and says so) instead of naming some
+// other result.
 
 #include <chrono>
 #include <cstddef>
@@ -61,7 +66,12 @@ class CursorCodec {
   // `keys`: newest last, each at least 16 bytes; `ttl` > 0. Throws std::invalid_argument
   // otherwise (start-up / config edge only), and std::runtime_error if OpenSSL cannot compute
   // an HMAC at all (checked here so the data path never meets it).
+  // `entry_salt` is given where runs must repeat byte for byte (the fuzz targets: a cursor's
+  // bytes decide its estimated tokens), and by a codec that replaces another in the same process
+  // (a key rotation), which takes the old one's entry_salt() so that its cursors keep naming
+  // the same entries.
   CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl);
+  CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl, std::uint64_t entry_salt);
   // A fresh 32-byte key from the OpenSSL CSPRNG. Throws std::runtime_error if it fails.
   static CursorCodec with_random_key(std::chrono::seconds ttl);
 
@@ -76,10 +86,12 @@ class CursorCodec {
   Result<CursorPayload> decode(std::string_view cursor, WallClock::time_point now) const;
 
   std::chrono::seconds ttl() const { return ttl_; }
+  std::uint64_t entry_salt() const { return entry_salt_; }
 
  private:
   std::vector<std::string> keys_;
   std::chrono::seconds ttl_;
+  std::uint64_t entry_salt_;
 };
 
 }  // namespace ctxguard::cursor

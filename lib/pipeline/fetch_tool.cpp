@@ -150,7 +150,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     if (request.payload.query != request.query) request.payload.offset = 0;
   }
 
-  const std::uint64_t entry_id = request.payload.entry ^ cache_id_salt();
+  const std::uint64_t entry_id = request.payload.entry;
   const std::shared_ptr<const CachedResult> entry = cache_.find(entry_id, now);
   if (entry == nullptr) {
     return fail(

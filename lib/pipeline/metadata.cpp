@@ -1,7 +1,6 @@
 #include "pipeline/metadata.hpp"
 
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -14,20 +13,12 @@ namespace json = boost::json;
 
 namespace {
 
-std::uint64_t& cache_id_salt_slot() {
-  static std::uint64_t salt = [] {
-    std::random_device device;
-    return (std::uint64_t{device()} << 32) ^ device();
-  }();
-  return salt;
-}
-
 cursor::CursorPayload payload_at(cursor::CursorKind kind, std::uint64_t entry, std::size_t part,
                                  const std::string& path, std::size_t offset,
                                  std::chrono::system_clock::time_point now) {
   cursor::CursorPayload payload;
   payload.kind = kind;
-  payload.entry = entry ^ cache_id_salt();
+  payload.entry = entry;
   payload.part = static_cast<std::uint32_t>(part);
   payload.path = path;
   payload.offset = offset;
@@ -37,10 +28,6 @@ cursor::CursorPayload payload_at(cursor::CursorKind kind, std::uint64_t entry, s
 }
 
 }  // namespace
-
-std::uint64_t cache_id_salt() { return cache_id_salt_slot(); }
-
-void fix_cache_id_salt(std::uint64_t salt) { cache_id_salt_slot() = salt; }
 
 std::string CursorIssuer::array_page(std::size_t part, const std::string& path, std::size_t offset,
                                      std::size_t limit,

@@ -26,15 +26,6 @@ inline constexpr std::size_t kMetadataTokens = 160;
 inline constexpr std::size_t kTokensPerCursor = 70;
 inline constexpr int kPlanningRounds = 6;
 
-// Cache ids restart at 1 in every process, and a configured secret outlives the process: cursors
-// carry the id XOR a random per-process salt, so a cursor from an earlier run finds nothing
-// (and says so) instead of a page of some other result.
-std::uint64_t cache_id_salt();
-// Replaces the random salt, for runs that must repeat byte for byte (pipeline_fuzz: a cursor's
-// bytes decide its estimated tokens, so an input's outcome must not depend on the process). Call
-// before the first cursor is issued; never called by the proxy.
-void fix_cache_id_salt(std::uint64_t salt);
-
 // Issues the cursors of one answer: all point into the same cache entry.
 class CursorIssuer {
  public:

@@ -106,7 +106,7 @@ TEST_CASE("cursor: a typical payload round trips") {
 }
 
 TEST_CASE("cursor: the codec writes exactly the documented wire format") {
-  const CursorCodec codec({kNewKey}, kTtl);
+  const CursorCodec codec({kNewKey}, kTtl, 0);  // with a salt of 0 the entry goes as it is
   WireWriter wire = typical_head();
   wire.varint(2).string("id").string("name").string("").zigzag(kIssuedAt);
   CHECK(codec.encode(typical_payload()) == sign(wire.bytes));
@@ -307,8 +307,9 @@ TEST_CASE("cursor: a cursor signed with an unknown key is forged") {
 
 TEST_CASE("cursor: after key rotation old cursors verify and new ones use the new key") {
   const CursorCodec before({kOldKey}, kTtl);
-  const CursorCodec rotated({kOldKey, kNewKey}, kTtl);
-  const CursorCodec after({kNewKey}, kTtl);
+  // A rotation in the same process keeps the entry salt: its cursors name the same entries.
+  const CursorCodec rotated({kOldKey, kNewKey}, kTtl, before.entry_salt());
+  const CursorCodec after({kNewKey}, kTtl, before.entry_salt());
 
   const std::string old_cursor = before.encode(typical_payload());
   const auto still_valid = rotated.decode(old_cursor, at(kIssuedAt));
@@ -322,6 +323,25 @@ TEST_CASE("cursor: after key rotation old cursors verify and new ones use the ne
         make_error_code(Error::kCursorForged));
   // Once the old key leaves the ring, its cursors stop verifying.
   CHECK(error_of(after.decode(old_cursor, at(kIssuedAt))) == make_error_code(Error::kCursorForged));
+}
+
+TEST_CASE("cursor: the entry travels salted, so another process's cursor names another entry") {
+  const CursorCodec salted({kNewKey}, kTtl, 0x0123456789abcdef);
+  const CursorCodec other({kNewKey}, kTtl, 0xfedcba9876543210);
+  const CursorCodec plain({kNewKey}, kTtl, 0);
+  const std::string cursor = salted.encode(typical_payload());
+  // The same key verifies it everywhere (a configured secret), but the entry it names differs.
+  const auto here = salted.decode(cursor, at(kIssuedAt));
+  const auto there = other.decode(cursor, at(kIssuedAt));
+  REQUIRE(here.has_value());
+  REQUIRE(there.has_value());
+  CHECK(here->entry == typical_payload().entry);
+  CHECK(there->entry != typical_payload().entry);
+  // On the wire: the entry XOR the salt.
+  CHECK(plain.decode(cursor, at(kIssuedAt))->entry ==
+        (typical_payload().entry ^ std::uint64_t{0x0123456789abcdef}));
+  // Codecs built without a salt draw their own.
+  CHECK(CursorCodec({kNewKey}, kTtl).entry_salt() != CursorCodec({kNewKey}, kTtl).entry_salt());
 }
 
 TEST_CASE("cursor: random keys differ per codec and verify their own cursors") {

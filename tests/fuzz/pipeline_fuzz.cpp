@@ -254,14 +254,9 @@ json::object fetch_arguments(std::string_view cursor, std::uint8_t variant, std:
   return arguments;
 }
 
-}  // namespace
+constexpr std::uint64_t kEntrySalt = 0x9e3779b97f4a7c15;
 
-extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  // Cursors carry the cache id XOR a per-process salt, and their bytes decide their estimated
-  // tokens: with a random salt an input that broke a budget in one process passed in the next.
-  ctxguard::pipeline::fix_cache_id_salt(0x9e3779b97f4a7c15);
-  return 0;
-}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzInput input(data, size);
@@ -284,7 +279,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   const auto wall_now = std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 20000);
-  const ctxguard::cursor::CursorCodec codec({std::string(32, 'k')}, budget.cursor_ttl);
+  // Cursors carry the cache id XOR the codec's entry salt, and their bytes decide their estimated
+  // tokens: with a random salt an input that broke a budget in one process would pass in the next.
+  const ctxguard::cursor::CursorCodec codec({std::string(32, 'k')}, budget.cursor_ttl, kEntrySalt);
   ctxguard::pipeline::ResultCache cache(tiny_cache ? 4096 : budget.cache_bytes, budget.cursor_ttl);
   ctxguard::pipeline::ResultPipeline pipeline(codec, cache);
   ctxguard::pipeline::FetchTool fetch(codec, cache);

@@ -210,9 +210,11 @@ TEST_CASE("fetch: a chunk page fits its budget even with the longest trailer a c
   const auto wall_now = std::chrono::system_clock::time_point{std::chrono::seconds(1'800'000'000)};
   std::size_t longest = 0;
   // Cursors for many cache ids, each as long as a salted id gets: whatever the salt, some
-  // process issues cursors as expensive as the most expensive of these.
+  // process issues cursors as expensive as the most expensive of these. With a salt of 0 the
+  // ids go on the wire as they are.
+  const ctxguard::cursor::CursorCodec unsalted({std::string(32, 'k')}, std::chrono::minutes(10), 0);
   for (std::uint64_t id = 0; id < 400; ++id) {
-    const CursorIssuer issuer(fixture.codec, cache_id_salt() ^ (~std::uint64_t{0} - id), wall_now);
+    const CursorIssuer issuer(unsalted, ~std::uint64_t{0} - id, wall_now);
     for (const std::size_t budget_tokens : {500, 1890, 12000}) {
       const ctxguard::config::BudgetSettings budget = small_budget(budget_tokens);
       json::object meta = chunk_metadata(part, 9, index, issuer, "proxy_ctxguard_fetch");
