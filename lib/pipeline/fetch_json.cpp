@@ -34,8 +34,8 @@ json::array string_array(const std::vector<std::string>& list) {
 
 }  // namespace
 
-const FieldList* FetchTool::projection_rule(const CachedResult& entry) const {
-  for (const config::ProjectionRule& rule : budget_->summary.projections) {
+const FieldList* FetchTool::projection_rule(const CachedResult& entry, const Call& call) const {
+  for (const config::ProjectionRule& rule : call.budget.summary.projections) {
     if (glob_matches(rule.tool_glob, entry.tool)) return &rule.fields;
   }
   return nullptr;
@@ -44,11 +44,11 @@ const FieldList* FetchTool::projection_rule(const CachedResult& entry) const {
 // Lays out a page of `array` (or the value `tree`) within the budget, level by level: nested
 // arrays cut to pages, then long strings and deep values cut, then records projected, then fewer
 // items. `compose` builds the answer from a layout and returns its tokens.
-FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part,
+FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part, const Call& call,
                                      const Subject& subject, const Request& request,
                                      const std::function<std::size_t(Layout&)>& compose) const {
   Layout layout;
-  layout.view.tables = budget_->summary.tables;
+  layout.view.tables = call.budget.summary.tables;
   if (subject.array != nullptr && !request.fields.empty()) {
     layout.view.item_fields[subject.array] = request.fields;
   } else if (subject.tree != nullptr && subject.tree->is_object() && !request.fields.empty()) {
@@ -61,10 +61,10 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
     // summarization: false: values are never altered, only split (pages, then text pieces).
     const bool summarizing =
         level == FitLevel::kSummarize || level == FitLevel::kProject || level == FitLevel::kTighten;
-    if (summarizing && !budget_->summarization) continue;
+    if (summarizing && !call.budget.summarization) continue;
     if (level == FitLevel::kSummarize) {
-      layout.view.max_string_chars = budget_->summary.max_string_chars;
-      layout.view.max_depth = budget_->summary.max_depth;
+      layout.view.max_string_chars = call.budget.summary.max_string_chars;
+      layout.view.max_depth = call.budget.summary.max_depth;
       if (!layout.view.summarizes()) continue;
     }
     if (level == FitLevel::kTighten) {
@@ -72,7 +72,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       --step;  // tighter again next time, until it fits or nothing is left to tighten
     }
     if (level == FitLevel::kProject) {
-      if (!budget_->summary.project || request.fields_given || !request.fields.empty()) continue;
+      if (!call.budget.summary.project || request.fields_given || !request.fields.empty()) continue;
       std::vector<RecordGroup> groups;
       if (subject.array != nullptr) {
         RecordGroup group;
@@ -88,21 +88,22 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
       } else {
         groups = find_record_groups(*subject.tree, subject.path, last_map, layout.view);
       }
-      layout.projections = plan_projections(groups, last_excess * 1.1 + 16, projection_rule(entry),
-                                            kMinProjectedFields, layout.view);
+      layout.projections =
+          plan_projections(groups, last_excess * 1.1 + 16, projection_rule(entry, call),
+                           kMinProjectedFields, layout.view);
       if (layout.projections.empty()) continue;
     }
     double overshoot = 0;
     const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
     for (int round = 0; round < rounds; ++round) {
-      CutPlanner planner(budget_->page_size, budget_->min_cut_items, kTokensPerCursor);
+      CutPlanner planner(call.budget.page_size, call.budget.min_cut_items, kTokensPerCursor);
       planner.set_view(layout.view);
       const double measured = subject.array != nullptr
                                   ? planner.add_page(*subject.array, part, subject.path,
                                                      subject.begin, subject.count, subject.indices)
                                   : planner.add_tree(*subject.tree, part, subject.path);
       const double excess = measured + static_cast<double>(kMetadataTokens) -
-                            static_cast<double>(budget_->token_budget) + overshoot;
+                            static_cast<double>(call.budget.token_budget) + overshoot;
       const bool reached = plan_level(planner, level, excess);
       last_map = planner.cut_map();
       last_excess = planner.excess_left();
@@ -122,8 +123,8 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
                    layout.stats);
       }
       layout.tokens = compose(layout);
-      if (layout.tokens <= budget_->token_budget) return layout;
-      overshoot += static_cast<double>(layout.tokens - budget_->token_budget) * 1.25 + 32;
+      if (layout.tokens <= call.budget.token_budget) return layout;
+      overshoot += static_cast<double>(layout.tokens - call.budget.token_budget) * 1.25 + 32;
     }
   }
   return layout;
@@ -132,7 +133,7 @@ FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part
 void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                             const json::array& array, const std::string& path, std::size_t begin,
                             const std::vector<std::size_t>* indices, std::size_t total_matches,
-                            std::size_t resume, const Request& request, const CursorIssuer& issuer,
+                            std::size_t resume, const Request& request, const Call& call,
                             json::object extra) const {
   const std::size_t count =
       indices != nullptr ? indices->size() : std::min(request.limit, array.size() - begin);
@@ -170,7 +171,7 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
       if (more) {
         const std::size_t next = page.shown < indices->size() ? (*indices)[page.shown] : resume;
         meta["nextCursor"] =
-            issuer.array_query(part, path, next, request.limit, request.fields, request.query);
+            call.issuer.array_query(part, path, next, request.limit, request.fields, request.query);
       }
       meta["hint"] =
           total_matches == 0
@@ -188,10 +189,10 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
         json::array others;
         for (std::size_t i = 1; i < layout.cuts.size(); ++i) {
           const ArrayCut& cut = layout.cuts[i];
-          others.push_back(
-              cut_fields(cut, cut.begin + cut.shown < cut.total
-                                  ? issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
-                                  : std::string()));
+          others.push_back(cut_fields(
+              cut, cut.begin + cut.shown < cut.total
+                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
+                       : std::string()));
         }
         meta["otherCuts"] = std::move(others);
       }
@@ -200,16 +201,17 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
           layout.cuts,
           [&](const ArrayCut& cut) {
             if (cut.begin + cut.shown >= cut.total) return std::string();
-            return cut.is_page ? issuer.array_page(part, cut.path, cut.begin + cut.shown,
-                                                   request.limit, request.fields)
-                               : issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {});
+            return cut.is_page
+                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown,
+                                                request.limit, request.fields)
+                       : call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {});
           },
-          fields_meta, name_, budget_->max_page_size);
+          fields_meta, name_, call.budget.max_page_size);
     }
-    add_summary_fields(meta, layout.stats, layout.projections, issuer.value(part, ""), name_);
+    add_summary_fields(meta, layout.stats, layout.projections, call.issuer.value(part, ""), name_);
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_->token_budget, 0,
+        meta, call.budget.token_budget, 0,
         [&](const json::object& so_far) {
           // A page shown as a table is still {"items": ..., "_ctxguard": ...}.
           return attach_metadata(
@@ -221,17 +223,17 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
     answer.record.items_shown = page.shown;
     return tokens;
   };
-  Layout layout = lay_out(entry, part, subject, request, compose);
+  Layout layout = lay_out(entry, part, call, subject, request, compose);
   // The levels plan with estimates of each part of the page, so the written page can still end a
   // few tokens over: then fewer items, until it fits or one item is left.
-  while (layout.tokens > budget_->token_budget && !layout.cuts.empty() &&
+  while (layout.tokens > call.budget.token_budget && !layout.cuts.empty() &&
          layout.cuts.front().shown > 1) {
     const std::size_t shown = layout.cuts.front().shown;
     subject.count = shown - std::max<std::size_t>(1, shown / 4);
-    layout = lay_out(entry, part, subject, request, compose);
+    layout = lay_out(entry, part, call, subject, request, compose);
   }
   answer.record.final_tokens = layout.tokens;
-  if (layout.tokens <= budget_->token_budget || layout.cuts.empty() ||
+  if (layout.tokens <= call.budget.token_budget || layout.cuts.empty() ||
       layout.cuts.front().shown > 1) {
     return;
   }
@@ -245,7 +247,7 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
   item["item"] = json::object{{"path", path}, {"index", index}, {"totalCount", array.size()}};
   if (indices == nullptr && page.begin + 1 < page.total) {
     item["nextItemsCursor"] =
-        issuer.array_page(part, path, page.begin + 1, request.limit, request.fields);
+        call.issuer.array_page(part, path, page.begin + 1, request.limit, request.fields);
   }
   if (indices != nullptr) {
     // A search goes on past a match too large to show whole: its next match, and the count.
@@ -254,16 +256,16 @@ void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std:
     const std::size_t next = indices->size() > 1 ? (*indices)[1] : resume;
     if (next != kNoResume) {
       item["nextItemsCursor"] =
-          issuer.array_query(part, path, next, request.limit, request.fields, request.query);
+          call.issuer.array_query(part, path, next, request.limit, request.fields, request.query);
     }
   }
-  answer_text(answer, to_json(array[index]), 0, part, item_path, issuer, std::move(item));
+  answer_text(answer, to_json(array[index]), 0, part, item_path, call, std::move(item));
 }
 
 bool FetchTool::answer_array_query(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                                    const json::array& array, const std::string& path,
-                                   std::size_t begin, const Request& request,
-                                   const CursorIssuer& issuer, std::string& error) const {
+                                   std::size_t begin, const Request& request, const Call& call,
+                                   std::string& error) const {
   auto parsed = Query::parse(request.query);
   if (auto* problem = std::get_if<std::string>(&parsed)) {
     error = std::move(*problem);
@@ -295,20 +297,20 @@ bool FetchTool::answer_array_query(FetchAnswer& answer, const CachedResult& entr
                               : std::string("No more matches.");
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_->token_budget, 0,
+        meta, call.budget.token_budget, 0,
         [&](const json::object& so_far) { return attach_metadata("[]", so_far); }, tokens);
     answer.result = text_tool_result(std::move(text), false);
     answer.record.final_tokens = tokens;
     return true;
   }
-  answer_page(answer, entry, part, array, path, shown.front(), &shown, total, resume, request,
-              issuer, {});
+  answer_page(answer, entry, part, array, path, shown.front(), &shown, total, resume, request, call,
+              {});
   return true;
 }
 
 void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                              const json::value& value, const std::string& path,
-                             const Request& request, const CursorIssuer& issuer) const {
+                             const Request& request, const Call& call) const {
   Subject subject{
       .array = nullptr, .tree = &value, .path = path, .begin = 0, .count = 0, .indices = nullptr};
   const auto compose = [&](Layout& layout) {
@@ -318,21 +320,21 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
           layout.cuts,
           [&](const ArrayCut& cut) {
             return cut.begin + cut.shown < cut.total
-                       ? issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
+                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
                        : std::string();
           },
-          {}, name_, budget_->max_page_size);
+          {}, name_, call.budget.max_page_size);
     }
     meta["valuePath"] = path;
     // A scalar has no members to put `_ctxguard` beside: it comes as {"value": ...}.
     const bool scalar = layout.body.front() != '{' && layout.body.front() != '[';
     if (scalar) meta["wrapped"] = true;
     if (!request.fields.empty()) meta["fields"] = string_array(request.fields);
-    add_summary_fields(meta, layout.stats, layout.projections, issuer.value(part, ""), name_);
+    add_summary_fields(meta, layout.stats, layout.projections, call.issuer.value(part, ""), name_);
     if (!meta.contains("hint")) meta["hint"] = fmt::format("The whole value at \"{}\".", path);
     std::size_t tokens = 0;
     std::string text = settle_budget_fields(
-        meta, budget_->token_budget, 0,
+        meta, call.budget.token_budget, 0,
         [&](const json::object& so_far) {
           return attach_metadata(scalar ? "{\"value\":" + layout.body + "}" : layout.body, so_far);
         },
@@ -340,10 +342,10 @@ void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std
     answer.result = text_tool_result(std::move(text), false);
     return tokens;
   };
-  Layout layout = lay_out(entry, part, subject, request, compose);
+  Layout layout = lay_out(entry, part, call, subject, request, compose);
   answer.record.final_tokens = layout.tokens;
-  if (layout.tokens > budget_->token_budget) {
-    answer_text(answer, to_json(value), 0, part, path, issuer, value_piece_fields(path, false));
+  if (layout.tokens > call.budget.token_budget) {
+    answer_text(answer, to_json(value), 0, part, path, call, value_piece_fields(path, false));
   }
 }
 

@@ -19,15 +19,15 @@ namespace ctxguard::pipeline {
 namespace json = boost::json;
 
 void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                             std::size_t index, const CursorIssuer& issuer) const {
+                             std::size_t index, const Call& call) const {
   const TextChunk& chunk = part.chunks[index];
-  json::object meta = chunk_metadata(part, part_index, index, issuer, name_);
+  json::object meta = chunk_metadata(part, part_index, index, call.issuer, name_);
   if (!part.spill_path.empty()) meta["file"] = part.spill_path;
   const std::string_view text =
       std::string_view(part.text).substr(chunk.begin, chunk.end - chunk.begin);
   const std::size_t piece = budget::estimate_tokens(text);
-  const std::string trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
-                                                   answer.record.final_tokens);
+  const std::string trailer = settle_budget_fields(meta, call.budget.token_budget, piece,
+                                                   trailer_text, answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}},
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
@@ -37,7 +37,7 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
 
 // Exactly lines [first, last], as many as fit the budget from `first` on.
 void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                             std::size_t first, std::size_t last, const CursorIssuer& issuer,
+                             std::size_t first, std::size_t last, const Call& call,
                              std::optional<std::size_t> resume_at) const {
   std::optional<LineIndex> own;
   const LineIndex* lines = part.lines.get();
@@ -51,7 +51,7 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
   }
   std::size_t end = first <= last ? lines->line_end(last) : begin;
   std::size_t allowance =
-      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens);
+      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens);
   std::string trailer;
   std::size_t shown_last = last;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -74,7 +74,7 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
     meta["hasMore"] = more;
     // Resumes at the byte after the piece: the next line, or inside this one when one line
     // alone is over the budget.
-    if (more) meta["nextCursor"] = issuer.line_range(part_index, cut, last);
+    if (more) meta["nextCursor"] = call.issuer.line_range(part_index, cut, last);
     meta["hint"] = first > total ? fmt::format("The text has only {} lines.", total)
                    : more        ? fmt::format(
                                        "Lines {}-{} of the {} asked for (the budget ends here). For the "
@@ -83,13 +83,14 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
                           : fmt::format("Lines {}-{} of {}.", first, shown_last, total);
     const std::size_t piece =
         budget::estimate_tokens(std::string_view(part.text).substr(begin, cut - begin));
-    trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
+    trailer = settle_budget_fields(meta, call.budget.token_budget, piece, trailer_text,
                                    answer.record.final_tokens);
-    if (answer.record.final_tokens <= budget_->token_budget || allowance < 64) {
+    if (answer.record.final_tokens <= call.budget.token_budget || allowance < 64) {
       end = cut;
       break;
     }
-    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_->token_budget + 16);
+    allowance -=
+        std::min(allowance / 2, answer.record.final_tokens - call.budget.token_budget + 16);
   }
   answer.result = json::object{
       {"content",
@@ -102,8 +103,7 @@ void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::s
 
 bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
                                   std::size_t part_index, const std::string& query_text,
-                                  std::size_t from, const CursorIssuer& issuer,
-                                  std::string& error) const {
+                                  std::size_t from, const Call& call, std::string& error) const {
   auto parsed = Query::parse(query_text);
   if (auto* problem = std::get_if<std::string>(&parsed)) {
     error = std::move(*problem);
@@ -114,7 +114,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
   const LineIndex* lines = part.lines.get();
   if (lines == nullptr) lines = &own.emplace(part.text);
   const std::size_t allowance =
-      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens + 40);
+      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens + 40);
   std::string body;
   budget::TokenCounter counter;
   std::size_t total = 0;
@@ -153,7 +153,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
   meta["shownMatches"] = shown;
   meta["totalLines"] = lines->lines();
   meta["hasMore"] = resume != 0;
-  if (resume != 0) meta["nextCursor"] = issuer.line_query(part_index, resume, query_text);
+  if (resume != 0) meta["nextCursor"] = call.issuer.line_query(part_index, resume, query_text);
   meta["hint"] =
       total == 0
           ? fmt::format("No line matches \"{}\".", query_text)
@@ -166,7 +166,7 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
                           name_)
                     : std::string("These are all the matches."));
   if (body.empty()) body = total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
-  const std::string trailer = settle_budget_fields(meta, budget_->token_budget, counter.tokens(),
+  const std::string trailer = settle_budget_fields(meta, call.budget.token_budget, counter.tokens(),
                                                    trailer_text, answer.record.final_tokens);
   answer.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", body}},
@@ -177,10 +177,10 @@ bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
 }
 
 void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
-                            std::size_t part, const std::string& path, const CursorIssuer& issuer,
+                            std::size_t part, const std::string& path, const Call& call,
                             json::object extra) const {
   std::size_t allowance =
-      budget_->token_budget - std::min(budget_->token_budget / 2, kMetadataTokens);
+      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens);
   std::string trailer;
   std::size_t end = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -190,7 +190,7 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     meta["returnedBytes"] = end - begin;
     meta["totalBytes"] = text.size();
     meta["hasMore"] = end < text.size();
-    if (end < text.size()) meta["nextCursor"] = issuer.text_range(part, path, end);
+    if (end < text.size()) meta["nextCursor"] = call.issuer.text_range(part, path, end);
     std::string hint = text_hint(end, text.size(), end < text.size(), name_);
     if (extra.contains("nextItemsCursor")) {
       hint += " This item alone exceeds the budget; for the items after it, call " + name_ +
@@ -198,10 +198,11 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     }
     meta["hint"] = std::move(hint);
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(meta, budget_->token_budget, piece, trailer_text,
+    trailer = settle_budget_fields(meta, call.budget.token_budget, piece, trailer_text,
                                    answer.record.final_tokens);
-    if (answer.record.final_tokens <= budget_->token_budget || allowance < 64) break;
-    allowance -= std::min(allowance / 2, answer.record.final_tokens - budget_->token_budget + 16);
+    if (answer.record.final_tokens <= call.budget.token_budget || allowance < 64) break;
+    allowance -=
+        std::min(allowance / 2, answer.record.final_tokens - call.budget.token_budget + 16);
   }
   answer.result = json::object{
       {"content",

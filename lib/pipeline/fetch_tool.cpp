@@ -162,19 +162,18 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     return fail("This cursor does not match its result.", "mismatch");
   }
   // The settings of the tool whose result this is, as configured now.
-  budget_ = &settings_for(entry->tool);
+  const config::BudgetSettings& budget = settings_for(entry->tool);
   answer.record.tool = name_ + ":" + entry->tool;
-  if (limit && *limit > budget_->max_page_size) {
-    return fail(
-        fmt::format("`limit` must be a whole number from 1 to {}.", budget_->max_page_size));
+  if (limit && *limit > budget.max_page_size) {
+    return fail(fmt::format("`limit` must be a whole number from 1 to {}.", budget.max_page_size));
   }
   // A limit the cursor carries was allowed when it was issued; a reload may have lowered the max.
   const bool carried =
       request.payload.limit != 0 && request.payload.kind == cursor::CursorKind::kArrayPage;
   request.limit = limit     ? *limit
-                  : carried ? std::min<std::size_t>(request.payload.limit, budget_->max_page_size)
-                            : budget_->page_size;
-  if (!request.query.empty() && !budget_->search) {
+                  : carried ? std::min<std::size_t>(request.payload.limit, budget.max_page_size)
+                            : budget.page_size;
+  if (!request.query.empty() && !budget.search) {
     return fail(
         fmt::format(
             "Search is turned off for results of {} (search: false in ctxguard's configuration). "
@@ -186,6 +185,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
   answer.record.cache_entry = entry_id;
   answer.record.stages = {"fetch"};
   const CursorIssuer issuer(codec_, entry_id, wall_now);
+  const Call call{budget, issuer};
   const std::size_t part_index = request.payload.part;
 
   // Text: line ranges, line search, chunks, byte ranges.
@@ -197,7 +197,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     const std::size_t first = request.start_line.value_or(1);
     const std::size_t last = request.end_line.value_or(SIZE_MAX / 2);
     if (last < first) return fail("`endLine` must not be before `startLine`.");
-    answer_lines(answer, part, part_index, first, last, issuer);
+    answer_lines(answer, part, part_index, first, last, call);
     return answer;
   }
   if (text_part) {
@@ -211,7 +211,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
                              ? static_cast<std::size_t>(request.payload.offset)
                              : 1;
       if (!answer_line_query(answer, part, part_index, request.query,
-                             std::max<std::size_t>(from, 1), issuer, error)) {
+                             std::max<std::size_t>(from, 1), call, error)) {
         return fail(error);
       }
       return answer;
@@ -222,13 +222,13 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
           return fail("This cursor does not match its result.", "mismatch");
         }
         answer_chunk(answer, part, part_index, static_cast<std::size_t>(request.payload.offset),
-                     issuer);
+                     call);
         return answer;
       case cursor::CursorKind::kTextLines:
         if (request.payload.offset > part.text.size()) {
           return fail("This cursor does not match its result.", "mismatch");
         }
-        answer_lines(answer, part, part_index, 0, request.payload.limit, issuer,
+        answer_lines(answer, part, part_index, 0, request.payload.limit, call,
                      static_cast<std::size_t>(request.payload.offset));
         return answer;
       case cursor::CursorKind::kTextRange:
@@ -237,7 +237,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
           return fail("This cursor does not match its result.", "mismatch");
         }
         answer_text(answer, part.text, static_cast<std::size_t>(request.payload.offset), part_index,
-                    "", issuer, {});
+                    "", call, {});
         return answer;
       case cursor::CursorKind::kArrayPage:
         return fail("This cursor does not match its result.", "mismatch");
@@ -261,14 +261,14 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
       if (request.payload.offset > string->size())
         return fail("This cursor does not match its result.", "mismatch");
       answer_text(answer, *string, static_cast<std::size_t>(request.payload.offset), part_index,
-                  path, issuer, value_piece_fields(path, true));
+                  path, call, value_piece_fields(path, true));
       return answer;
     }
     const std::string subtree = to_json(*value);
     if (request.payload.offset > subtree.size())
       return fail("This cursor does not match its result.", "mismatch");
     answer_text(answer, subtree, static_cast<std::size_t>(request.payload.offset), part_index, path,
-                issuer, value_piece_fields(path, false));
+                call, value_piece_fields(path, false));
     return answer;
   }
   if (const json::string* string = value->if_string()) {
@@ -278,7 +278,7 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
           "`query`.",
           path));
     }
-    answer_text(answer, *string, 0, part_index, path, issuer, value_piece_fields(path, true));
+    answer_text(answer, *string, 0, part_index, path, call, value_piece_fields(path, true));
     return answer;
   }
   if (const json::array* array = value->if_array()) {
@@ -286,19 +286,19 @@ FetchAnswer FetchTool::answer(const json::value& arguments, const SettingsFor& s
     std::size_t begin = continued ? static_cast<std::size_t>(request.payload.offset) : 0;
     if (begin > array->size()) return fail("This cursor does not match its result.", "mismatch");
     if (!request.query.empty()) {
-      if (!answer_array_query(answer, *entry, part_index, *array, path, begin, request, issuer,
+      if (!answer_array_query(answer, *entry, part_index, *array, path, begin, request, call,
                               error)) {
         return fail(error);
       }
       return answer;
     }
     answer_page(answer, *entry, part_index, *array, path, begin, nullptr, 0, kNoResume, request,
-                issuer, {});
+                call, {});
     return answer;
   }
   if (!request.query.empty())
     return fail("`query` applies to arrays and text; this value is neither.");
-  answer_value(answer, *entry, part_index, *value, path, request, issuer);
+  answer_value(answer, *entry, part_index, *value, path, request, call);
   return answer;
 }
 

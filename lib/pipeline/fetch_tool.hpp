@@ -57,6 +57,13 @@ class FetchTool {
   // A query page that is the last: no match beyond it to resume from.
   static constexpr std::size_t kNoResume = SIZE_MAX;
 
+  // What every step of one call reads: the settings of the tool its entry came from, and the
+  // issuer of its cursors. Per call, never kept.
+  struct Call {
+    const config::BudgetSettings& budget;
+    const CursorIssuer& issuer;
+  };
+
   // What one call asks for, validated.
   struct Request {
     cursor::CursorPayload payload;
@@ -87,38 +94,37 @@ class FetchTool {
     std::size_t tokens = 0;
   };
 
-  const FieldList* projection_rule(const CachedResult& entry) const;
-  Layout lay_out(const CachedResult& entry, std::size_t part, const Subject& subject,
-                 const Request& request, const std::function<std::size_t(Layout&)>& compose) const;
+  const FieldList* projection_rule(const CachedResult& entry, const Call& call) const;
+  Layout lay_out(const CachedResult& entry, std::size_t part, const Call& call,
+                 const Subject& subject, const Request& request,
+                 const std::function<std::size_t(Layout&)>& compose) const;
   void answer_page(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                    const boost::json::array& array, const std::string& path, std::size_t begin,
                    const std::vector<std::size_t>* indices, std::size_t total_matches,
-                   std::size_t resume, const Request& request, const CursorIssuer& issuer,
+                   std::size_t resume, const Request& request, const Call& call,
                    boost::json::object extra) const;
   bool answer_array_query(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                           const boost::json::array& array, const std::string& path,
-                          std::size_t begin, const Request& request, const CursorIssuer& issuer,
+                          std::size_t begin, const Request& request, const Call& call,
                           std::string& error) const;
   void answer_value(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
                     const boost::json::value& value, const std::string& path,
-                    const Request& request, const CursorIssuer& issuer) const;
+                    const Request& request, const Call& call) const;
   void answer_chunk(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                    std::size_t index, const CursorIssuer& issuer) const;
+                    std::size_t index, const Call& call) const;
   // Lines [first, last] within the budget; a range continued by its cursor resumes at byte
   // `resume_at` (which is inside a line when one line alone is over the budget).
   void answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                    std::size_t first, std::size_t last, const CursorIssuer& issuer,
+                    std::size_t first, std::size_t last, const Call& call,
                     std::optional<std::size_t> resume_at = std::nullopt) const;
   bool answer_line_query(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                         const std::string& query, std::size_t from, const CursorIssuer& issuer,
+                         const std::string& query, std::size_t from, const Call& call,
                          std::string& error) const;
   // Fills `answer` with the piece of `text` from byte `begin` that fits the budget and a trailing
   // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
   void answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin, std::size_t part,
-                   const std::string& path, const CursorIssuer& issuer,
-                   boost::json::object extra) const;
+                   const std::string& path, const Call& call, boost::json::object extra) const;
 
-  const config::BudgetSettings* budget_ = nullptr;  // of the call being answered
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
   std::string name_{"ctxguard_fetch"};
