@@ -40,19 +40,22 @@ constexpr std::chrono::seconds kTtl{600};
 const CursorCodec::WallClock::time_point kNow{std::chrono::seconds(1'750'000'000)};
 constexpr std::string_view kAlphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+// The entry salt of every codec here: the same for all three, as a key rotation in one process
+// keeps it, and 0 so that the seeds decode to the entries on their wire.
+constexpr std::uint64_t kEntrySalt = 0;
 // Cursors encoded in this process; cleared when it grows past this (a long run).
 constexpr std::size_t kMaxIssued = 1'000'000;
 
 const CursorCodec& codec() {
-  static const CursorCodec instance({kKey}, kTtl);
+  static const CursorCodec instance({kKey}, kTtl, kEntrySalt);
   return instance;
 }
 const CursorCodec& other_codec() {
-  static const CursorCodec instance({kOtherKey}, kTtl);
+  static const CursorCodec instance({kOtherKey}, kTtl, kEntrySalt);
   return instance;
 }
 const CursorCodec& rotated_codec() {  // kOtherKey is new and signs; kKey still verifies
-  static const CursorCodec instance({kKey, kOtherKey}, kTtl);
+  static const CursorCodec instance({kKey, kOtherKey}, kTtl, kEntrySalt);
   return instance;
 }
 std::unordered_set<std::string>& issued() {
