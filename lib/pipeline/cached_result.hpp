@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@
 
 namespace ctxguard::pipeline {
 
+// A part written to --spill-dir: `keeper` keeps the file (it is removed when the last copy of the
+// keeper goes) and `path` names it. The pipeline does not know the spill module, so the keeper
+// is opaque here (the proxy hands it a spill::SpillFile).
+struct SpilledFile {
+  std::shared_ptr<const void> keeper;
+  std::string path;
+};
+
 struct CachedPart {
   bool is_json = false;
   std::shared_ptr<JsonArena> arena;  // owns the memory of `json` (declared first: outlives it)
@@ -28,9 +37,8 @@ struct CachedPart {
   // Text parts: where its lines start (line ranges, chunk line numbers, line search).
   std::shared_ptr<const LineIndex> lines;
   std::vector<TextChunk> chunks;  // a text served in chunks: all of them, decided once
-  // --spill-dir: the file holding this part in full (removed when the entry goes), and its path.
-  std::shared_ptr<const void> spill;
-  std::string spill_path;
+  // --spill-dir: the file holding this part in full (removed when the entry goes).
+  std::optional<SpilledFile> spill;
 };
 
 struct CachedResult {

@@ -22,7 +22,7 @@ void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::s
                              std::size_t index, const Call& call) const {
   const TextChunk& chunk = part.chunks[index];
   json::object meta = chunk_metadata(part, part_index, index, call.issuer, name_);
-  if (!part.spill_path.empty()) meta["file"] = part.spill_path;
+  if (part.spill) meta["file"] = part.spill->path;
   const std::string_view text =
       std::string_view(part.text).substr(chunk.begin, chunk.end - chunk.begin);
   const std::size_t piece = budget::estimate_tokens(text);

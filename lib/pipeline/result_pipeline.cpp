@@ -114,8 +114,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
   if (spill_ && !context.dry_run) {
     for (CachedPart& part : entry->parts) {
       if (auto spilled = spill_(context.tool, "txt", part.text)) {
-        part.spill = std::move(spilled->first);
-        part.spill_path = std::move(spilled->second);
+        part.spill = std::move(*spilled);
       }
     }
   }
@@ -137,7 +136,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
       const TextChunk& first = part.chunks.front();
       item["text"] = std::string_view(part.text).substr(first.begin, first.end - first.begin);
       json::object meta = chunk_metadata(part, next, 0, issuer, fetch_tool_);
-      if (!part.spill_path.empty()) meta["file"] = part.spill_path;
+      if (part.spill) meta["file"] = part.spill->path;
       const std::size_t piece = budget::estimate_tokens(item["text"].as_string());
       std::size_t tokens = 0;
       std::string trailer =

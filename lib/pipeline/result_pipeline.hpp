@@ -91,12 +91,11 @@ class ResultPipeline {
                                                   const config::BudgetSettings& budget,
                                                   const CallContext& context);
 
-  // --spill-dir: writes a part's full text; returns the handle that keeps the file and its path,
-  // or nullopt when it could not (the answer then names no file). Set by the proxy (I/O lives
+  // --spill-dir: writes a part's full text; returns the file (its keeper and path), or nullopt
+  // when it could not (the answer then names no file). Set by the proxy (I/O lives
   // there); unset, nothing is spilled.
-  using SpillWriter =
-      std::function<std::optional<std::pair<std::shared_ptr<const void>, std::string>>(
-          std::string_view tool, std::string_view extension, std::string_view content)>;
+  using SpillWriter = std::function<std::optional<SpilledFile>(
+      std::string_view tool, std::string_view extension, std::string_view content)>;
   void set_spill_writer(SpillWriter writer) { spill_ = std::move(writer); }
 
  private:

@@ -68,8 +68,7 @@ void RewriteJob::build_entry() {
                                                                .text = {},
                                                                .lines = {},
                                                                .chunks = {},
-                                                               .spill = {},
-                                                               .spill_path = {}});
+                                                               .spill = {}});
     if (budget_.chunking && !part.is_json && part.content_index != kNotContent &&
         part.original_tokens > chunk_tokens(budget_)) {
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
@@ -93,7 +92,7 @@ bool RewriteJob::chunk_texts() {
     output.body = part.text.substr(first.begin, first.end - first.begin);
     output.text_total = part.text.size();
     output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
-    if (!part.spill_path.empty()) output.meta["file"] = part.spill_path;
+    if (part.spill) output.meta["file"] = part.spill->path;
     compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
   }
   if (any) {
@@ -128,7 +127,6 @@ void RewriteJob::cut_as_text(std::size_t limit) {
     // The server's text was already written to a file for the paginated entry: one file each.
     if (k < paginated->parts.size()) {
       cached.spill = paginated->parts[k].spill;
-      cached.spill_path = paginated->parts[k].spill_path;
     }
   }
   // What the abandoned levels did is not what goes out: the record says what does.
@@ -202,8 +200,8 @@ json::object RewriteJob::text_meta(std::size_t part, std::size_t end, std::size_
   meta["hint"] = entry_id_ != 0 ? text_hint(end, total, has_more, fetch_tool_)
                                 : "The result was too large to keep; the rest is not available.";
   // The spill file lives as long as the cache entry holding it.
-  if (entry_id_ != 0 && !entry_->parts[part].spill_path.empty()) {
-    meta["file"] = entry_->parts[part].spill_path;
+  if (entry_id_ != 0 && entry_->parts[part].spill) {
+    meta["file"] = entry_->parts[part].spill->path;
   }
   return meta;
 }
@@ -231,8 +229,7 @@ void RewriteJob::spill_parts() {
       content = structured;
     }
     if (auto spilled = spill_(context_.tool, original.is_json ? "json" : "txt", content)) {
-      part.spill = std::move(spilled->first);
-      part.spill_path = std::move(spilled->second);
+      part.spill = std::move(*spilled);
     }
   }
 }

@@ -235,7 +235,7 @@ json::object RewriteJob::part_meta(std::size_t part, const PartOutput& output) {
     meta = std::move(extra);
   }
   add_summary_fields(meta, output.stats, projections, cursors.value(part, ""), fetch_tool_);
-  if (!entry_->parts[part].spill_path.empty()) meta["file"] = entry_->parts[part].spill_path;
+  if (entry_->parts[part].spill) meta["file"] = entry_->parts[part].spill->path;
   return meta;
 }
 

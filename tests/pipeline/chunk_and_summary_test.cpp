@@ -363,14 +363,14 @@ TEST_CASE("spill: every kind of shortened answer names the file holding the serv
   std::map<std::string, std::string> files;  // what the writer was given, by the name it returned
   std::weak_ptr<const void> first_handle;
   fixture.pipeline.set_spill_writer(
-      [&](std::string_view tool, std::string_view extension, std::string_view content)
-          -> std::optional<std::pair<std::shared_ptr<const void>, std::string>> {
+      [&](std::string_view tool, std::string_view extension,
+          std::string_view content) -> std::optional<ctxguard::pipeline::SpilledFile> {
         const std::string name = "/spill/" + std::string(tool) + "-" +
                                  std::to_string(files.size()) + "." + std::string(extension);
         files[name] = std::string(content);
         auto handle = std::make_shared<int>(0);
         if (first_handle.expired()) first_handle = handle;
-        return std::pair{std::shared_ptr<const void>(handle), name};
+        return ctxguard::pipeline::SpilledFile{std::shared_ptr<const void>(handle), name};
       });
   const auto file_of = [&](const json::object& meta) {
     REQUIRE(meta.contains("file"));

@@ -114,7 +114,7 @@ TEST_CASE("interceptor: a long resources/read text is chunked and named after it
   std::string spilled_for;
   session.interceptor.set_spill_writer(
       [&](std::string_view tool, std::string_view,
-          std::string_view) -> std::optional<std::pair<std::shared_ptr<const void>, std::string>> {
+          std::string_view) -> std::optional<ctxguard::pipeline::SpilledFile> {
         spilled_for = std::string(tool);
         return std::nullopt;
       });
