@@ -476,21 +476,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   Session session(io, settings, sources, profile, signals, std::move(*child), codec,
                   std::move(telemetry.record_file));
   session_ptr = &session;
-  if (spill_dir) {
-    session.interceptor().set_spill_writer([&spill_dir](std::string_view tool,
-                                                        std::string_view extension,
-                                                        std::string_view content)
-                                               -> std::optional<pipeline::SpilledFile> {
-      auto file = spill_dir->write(tool, extension, content);
-      if (!file) {
-        spdlog::warn("cannot write a spill file in {}: {}", spill_dir->dir().string(),
-                     file.error().message());
-        return std::nullopt;
-      }
-      std::string path = (*file)->path().string();
-      return pipeline::SpilledFile{std::shared_ptr<const void>(std::move(*file)), std::move(path)};
-    });
-  }
+  if (spill_dir) session.interceptor().set_spill_writer(spill::pipeline_writer(*spill_dir));
   session.start();
   io.run();
   session_ptr = nullptr;
