@@ -1,9 +1,9 @@
-// Throughput of chunking (lib/pipeline/text_chunk.cpp) on a realistic application log generated
-// in memory from a fixed seed: timestamped entries at several levels, about 5% of them errors
-// with a 10-30 line Java stack trace or Python traceback. Measures the LineIndex build, chunk_text
-// and, as the baseline, one budget::estimate_tokens of the whole text (the least any chunking
-// must do: price every byte once), in turn within each run. Prints the median and best of the
-// runs in MiB/s, the ratio chunk_text / estimate_tokens, the number of chunks and their average
+// Throughput of chunking (lib/pipeline/text/text_chunk.cpp) on a realistic application log
+// generated in memory from a fixed seed: timestamped entries at several levels, about 5% of them
+// errors with a 10-30 line Java stack trace or Python traceback. Measures the LineIndex build,
+// chunk_text and, as the baseline, one budget::estimate_tokens of the whole text (the least any
+// chunking must do: price every byte once), in turn within each run. Prints the median and best of
+// the runs in MiB/s, the ratio chunk_text / estimate_tokens, the number of chunks and their average
 // fill, and whether the chunks cover the text exactly and within budget (OK/FAIL; exit status 1
 // on FAIL). scripts/bench.sh runs it.
 //
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/text_chunk.hpp"
+#include "pipeline/text/text_chunk.hpp"
 
 namespace {
 

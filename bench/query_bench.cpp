@@ -15,7 +15,7 @@
 
 #include <boost/json.hpp>
 
-#include "pipeline/query.hpp"
+#include "pipeline/fetch/query.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

@@ -1,4 +1,4 @@
-// Token savings of --tables (lib/pipeline/table_form.hpp) against minified JSON: finds every
+// Token savings of --tables (lib/pipeline/fit/table_form.hpp) against minified JSON: finds every
 // uniform array of flat objects (at least 2 items) anywhere in each JSON text and prices it
 // both ways with the token estimator, per array and for the whole text.
 //
@@ -26,7 +26,7 @@
 #include <boost/json.hpp>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/table_form.hpp"
+#include "pipeline/fit/table_form.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

@@ -15,7 +15,7 @@
 #include "cache/expiring_lru_cache.hpp"
 #include "config/settings.hpp"
 #include "pipeline/json_arena.hpp"
-#include "pipeline/text_chunk.hpp"
+#include "pipeline/text/text_chunk.hpp"
 
 namespace ctxguard::pipeline {
 

@@ -14,8 +14,8 @@
 
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
-#include "pipeline/paginate.hpp"
-#include "pipeline/projection.hpp"
+#include "pipeline/fit/paginate.hpp"
+#include "pipeline/fit/projection.hpp"
 
 namespace ctxguard::pipeline {
 

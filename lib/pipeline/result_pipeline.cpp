@@ -6,7 +6,7 @@
 #include "budget/token_estimator.hpp"
 #include "pipeline/metadata.hpp"
 #include "pipeline/rewrite_job.hpp"
-#include "pipeline/text_chunk.hpp"
+#include "pipeline/text/text_chunk.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

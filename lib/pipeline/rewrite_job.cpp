@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/text_chunk.hpp"
-#include "pipeline/text_cut.hpp"
+#include "pipeline/text/text_chunk.hpp"
+#include "pipeline/text/text_cut.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

@@ -21,13 +21,13 @@
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
-#include "pipeline/digest.hpp"
+#include "pipeline/fit/digest.hpp"
+#include "pipeline/fit/paginate.hpp"
+#include "pipeline/fit/projection.hpp"
+#include "pipeline/fit/summarize.hpp"
 #include "pipeline/json_parts.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/paginate.hpp"
-#include "pipeline/projection.hpp"
 #include "pipeline/result_pipeline.hpp"
-#include "pipeline/summarize.hpp"
 
 namespace ctxguard::pipeline {
 

@@ -37,7 +37,7 @@
 #include "mcp/protocol_state.hpp"
 #include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "session/session_router.hpp"
 #include "telemetry/call_event.hpp"

@@ -17,8 +17,8 @@
 
 #include "budget/token_estimator.hpp"
 #include "fuzz_support.hpp"
-#include "pipeline/text_chunk.hpp"
-#include "pipeline/text_cut.hpp"
+#include "pipeline/text/text_chunk.hpp"
+#include "pipeline/text/text_cut.hpp"
 #include "support/text_scan.hpp"
 
 namespace {

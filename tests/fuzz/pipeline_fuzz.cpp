@@ -30,7 +30,7 @@
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "fuzz_support.hpp"
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/metadata.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "support/json_reader.hpp"

@@ -13,7 +13,7 @@
 #include "budget/token_estimator.hpp"
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"

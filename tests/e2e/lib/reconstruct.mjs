@@ -258,7 +258,7 @@ export function splitTextPiece(result) {
 // ---------------------------------------------------------------- summarized answers
 //
 // When pages alone do not bring an answer within the budget, ctxguard also
-// summarizes what it shows (lib/pipeline/summarize.hpp, fetch_tool.hpp):
+// summarizes what it shows (lib/pipeline/fit/summarize.hpp, fetch/fetch_tool.hpp):
 //   cut string      "prefix…[+N chars: PTR]"    N code points left out after the prefix
 //   collapsed value "[object of N keys: PTR]" / "[array of N items: PTR]" (also "1 key", "1 item")
 //   projection      records keep some fields: _ctxguard.projections =

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "pipeline/table_form.hpp"
+#include "pipeline/fit/table_form.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 
 #include <boost/json.hpp>
 
-#include "pipeline/digest.hpp"
+#include "pipeline/fit/digest.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

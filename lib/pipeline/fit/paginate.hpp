@@ -23,7 +23,7 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/summarize.hpp"
+#include "pipeline/fit/summarize.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {

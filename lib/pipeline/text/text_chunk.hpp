@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline/log_entry.hpp"
+#include "pipeline/text/log_entry.hpp"
 
 namespace ctxguard::pipeline {
 

@@ -1,4 +1,4 @@
-#include "pipeline/table_form.hpp"
+#include "pipeline/fit/table_form.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

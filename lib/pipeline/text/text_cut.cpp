@@ -1,4 +1,4 @@
-#include "pipeline/text_cut.hpp"
+#include "pipeline/text/text_cut.hpp"
 
 #include <algorithm>
 

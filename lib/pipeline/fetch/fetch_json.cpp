@@ -1,4 +1,4 @@
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 
 // The answers of ctxguard_fetch over cached JSON: pages of an array (plain, projected with
 // `fields`, or the matches of a `query`) and the value at a `path`, laid out within the budget by
@@ -10,12 +10,12 @@
 #include <fmt/format.h>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/digest.hpp"
+#include "pipeline/fetch/query.hpp"
+#include "pipeline/fit/digest.hpp"
+#include "pipeline/fit/paginate.hpp"
+#include "pipeline/fit/projection.hpp"
+#include "pipeline/fit/summarize.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/paginate.hpp"
-#include "pipeline/projection.hpp"
-#include "pipeline/query.hpp"
-#include "pipeline/summarize.hpp"
 #include "support/glob.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"

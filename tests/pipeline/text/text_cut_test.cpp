@@ -4,7 +4,7 @@
 #include <string>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/text_cut.hpp"
+#include "pipeline/text/text_cut.hpp"
 
 using ctxguard::budget::estimate_tokens;
 using ctxguard::pipeline::cut_text;

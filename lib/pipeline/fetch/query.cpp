@@ -1,4 +1,4 @@
-#include "pipeline/query.hpp"
+#include "pipeline/fetch/query.hpp"
 
 #include <algorithm>
 #include <array>

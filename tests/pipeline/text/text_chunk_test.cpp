@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/text_chunk.hpp"
+#include "pipeline/text/text_chunk.hpp"
 
 using ctxguard::budget::estimate_tokens;
 using ctxguard::pipeline::chunk_text;

@@ -1,10 +1,10 @@
-#include "pipeline/summarize.hpp"
+#include "pipeline/fit/summarize.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "pipeline/table_form.hpp"
+#include "pipeline/fit/table_form.hpp"
 #include "support/json_pointer.hpp"
 #include "support/text_scan.hpp"
 

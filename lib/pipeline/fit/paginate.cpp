@@ -1,6 +1,6 @@
-#include "pipeline/paginate.hpp"
+#include "pipeline/fit/paginate.hpp"
 
-#include "pipeline/table_form.hpp"
+#include "pipeline/fit/table_form.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "pipeline/digest.hpp"
+#include "pipeline/fit/digest.hpp"
 
 #include <algorithm>
 #include <array>

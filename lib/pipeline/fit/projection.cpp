@@ -1,9 +1,9 @@
-#include "pipeline/projection.hpp"
+#include "pipeline/fit/projection.hpp"
 
 #include <algorithm>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/field_rank.hpp"
+#include "pipeline/fit/field_rank.hpp"
 #include "support/json_pointer.hpp"
 
 namespace ctxguard::pipeline {

@@ -1,4 +1,4 @@
-#include "pipeline_fixture.hpp"
+#include "../pipeline_fixture.hpp"
 
 #include "support/base64url.hpp"
 

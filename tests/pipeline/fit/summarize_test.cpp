@@ -4,11 +4,11 @@
 
 #include <boost/json.hpp>
 
-#include "pipeline/projection.hpp"
-#include "pipeline/summarize.hpp"
+#include "pipeline/fit/projection.hpp"
+#include "pipeline/fit/summarize.hpp"
 #include "support/glob.hpp"
 
-#include "pipeline_fixture.hpp"
+#include "../pipeline_fixture.hpp"
 
 using namespace ctxguard::pipeline;
 using ctxguard::glob_matches;

@@ -1,4 +1,4 @@
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 
 // The answers of ctxguard_fetch over cached text: chunks, line ranges, matching lines, and pieces
 // of text that fit the budget (the JSON answers are in fetch_json.cpp).
@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "budget/token_estimator.hpp"
+#include "pipeline/fetch/query.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/query.hpp"
-#include "pipeline/text_cut.hpp"
+#include "pipeline/text/text_cut.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {

@@ -1,4 +1,4 @@
-#include "pipeline/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_tool.hpp"
 
 #include <algorithm>
 #include <cmath>

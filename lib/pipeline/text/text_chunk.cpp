@@ -1,4 +1,4 @@
-#include "pipeline/text_chunk.hpp"
+#include "pipeline/text/text_chunk.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/log_entry.hpp"
+#include "pipeline/text/log_entry.hpp"
 #include "support/text_scan.hpp"
 
 // How a chunk's end is chosen (chunk_end below). The window is the longest stretch from the

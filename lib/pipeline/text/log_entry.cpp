@@ -1,4 +1,4 @@
-#include "pipeline/log_entry.hpp"
+#include "pipeline/text/log_entry.hpp"
 
 #include <algorithm>
 #include <array>

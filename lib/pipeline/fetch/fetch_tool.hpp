@@ -28,10 +28,10 @@
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
+#include "pipeline/fit/projection.hpp"
+#include "pipeline/fit/summarize.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/projection.hpp"
 #include "pipeline/result_pipeline.hpp"
-#include "pipeline/summarize.hpp"
 
 namespace ctxguard::pipeline {
 

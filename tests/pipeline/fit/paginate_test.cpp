@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/paginate.hpp"
+#include "pipeline/fit/paginate.hpp"
 #include "support/json_writer.hpp"
 
 namespace json = boost::json;

@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 
 #include "budget/token_estimator.hpp"
-#include "pipeline/field_rank.hpp"
+#include "pipeline/fit/field_rank.hpp"
 #include "support/json_reader.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "pipeline/field_rank.hpp"
+#include "pipeline/fit/field_rank.hpp"
 
 #include <algorithm>
 #include <array>

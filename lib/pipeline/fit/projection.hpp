@@ -11,7 +11,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "pipeline/summarize.hpp"
+#include "pipeline/fit/summarize.hpp"
 
 namespace ctxguard::pipeline {
 
