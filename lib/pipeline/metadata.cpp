@@ -39,6 +39,12 @@ std::string CursorIssuer::array_page(std::size_t part, const std::string& path, 
   return codec_.encode(payload);
 }
 
+std::string CursorIssuer::next_page(std::size_t part, const ArrayCut& cut, std::size_t limit,
+                                    const std::vector<std::string>& fields) const {
+  if (cut.begin + cut.shown >= cut.total) return {};
+  return array_page(part, cut.path, cut.begin + cut.shown, limit, fields);
+}
+
 std::string CursorIssuer::text_range(std::size_t part, const std::string& path,
                                      std::size_t offset) const {
   return codec_.encode(

@@ -14,17 +14,11 @@
 
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
+#include "pipeline/fit/fitter.hpp"
 #include "pipeline/fit/paginate.hpp"
 #include "pipeline/fit/projection.hpp"
 
 namespace ctxguard::pipeline {
-
-// Planning allowances for what `_ctxguard` adds to an answer (its fields, each cursor); answers
-// are measured after they are written, and re-planned up to kPlanningRounds times when one comes
-// out larger than planned.
-inline constexpr std::size_t kMetadataTokens = 160;
-inline constexpr std::size_t kTokensPerCursor = 70;
-inline constexpr int kPlanningRounds = 6;
 
 // Issues the cursors of one answer: all point into the same cache entry.
 class CursorIssuer {
@@ -35,6 +29,10 @@ class CursorIssuer {
 
   std::string array_page(std::size_t part, const std::string& path, std::size_t offset,
                          std::size_t limit, const std::vector<std::string>& fields) const;
+  // The page after what `cut` (in `part`) shows, with a page's `limit` and `fields` (0 and none:
+  // the tool's page size, all fields); empty when `cut` shows the array's last item.
+  std::string next_page(std::size_t part, const ArrayCut& cut, std::size_t limit = 0,
+                        const std::vector<std::string>& fields = {}) const;
   std::string text_range(std::size_t part, const std::string& path, std::size_t offset) const;
   std::string text_chunk(std::size_t part, std::size_t index) const;
   // A line range going on: from byte `resume_at` of a text part to the end of line `last`.

@@ -22,6 +22,7 @@
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fit/digest.hpp"
+#include "pipeline/fit/fitter.hpp"
 #include "pipeline/fit/paginate.hpp"
 #include "pipeline/fit/projection.hpp"
 #include "pipeline/fit/summarize.hpp"
@@ -31,7 +32,8 @@
 
 namespace ctxguard::pipeline {
 
-class RewriteJob {
+// The JSON stages fit the result's JSON parts with the fit engine: the job is their subject.
+class RewriteJob : private FitSubject {
   // How one part goes out.
   enum class Mode { kOriginal, kCompacted, kPaginated, kTextCut };
 
@@ -81,16 +83,25 @@ class RewriteJob {
   // may still be over the budget (the caller cuts it as text then).
   bool fit_json();
 
-  // Chooses the projections (into view_) that should save what the page cuts could not.
-  bool plan_projection(const std::vector<std::size_t>& json_parts, const CutMap& map,
-                       double excess);
+  // Whether compaction alone saves tokens in a part the model reads as text.
+  bool compaction_saves() const;
+  // Writes the JSON parts compacted; true when the answer then fits.
+  bool compact_fits();
+  // The stages that changed what the model reads, for the log.
+  void record_fit(const FitResult& result);
 
-  void write_json_parts(const std::vector<std::size_t>& json_parts,
-                        const std::vector<ArrayCut>& cuts, const CutMap& map);
+  // FitSubject: the JSON parts of the result, weighted, written with their `_ctxguard`.
+  void add_values(CutPlanner& planner) override;
+  double cost(CutPlanner& planner) override;
+  std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override;
+  std::optional<AnswerSize> render(const FitPlan& plan) override;
 
-  bool projected_part(std::size_t part) const;
+  void write_json_parts(const FitPlan& plan);
 
-  boost::json::object part_meta(std::size_t part, const PartOutput& output);
+  // Whether a projection of `plan` applies to a record group of `part`.
+  bool projected_part(std::size_t part, const FitPlan& plan) const;
+
+  boost::json::object part_meta(std::size_t part, const PartOutput& output, const FitPlan& plan);
 
   // The digest of the array at `path` in `part`, computed once per answer.
   const ArrayDigest* digest_of(std::size_t part, std::string_view path);
@@ -142,9 +153,8 @@ class RewriteJob {
   std::vector<std::size_t> compact_tokens_;
   std::optional<boost::json::value> structured_;
   CallRecord record_;
-  ValueView view_;                             // how summarized values are shown
-  std::vector<Projection> projections_;        // what projection did, for _ctxguard
-  std::vector<std::size_t> projection_parts_;  // the part of each projection
+  std::vector<std::size_t> json_parts_;   // the parts that are JSON
+  std::vector<std::size_t> group_parts_;  // the part of each record group projection was given
   std::map<std::string, std::optional<ArrayDigest>> digests_;
 };
 

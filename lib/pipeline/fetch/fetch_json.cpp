@@ -1,22 +1,16 @@
-#include "pipeline/fetch/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_call.hpp"
 
 // The answers of ctxguard_fetch over cached JSON: pages of an array (plain, projected with
 // `fields`, or the matches of a `query`) and the value at a `path`, laid out within the budget by
-// the same levels of fit as first answers (the text answers are in fetch_text.cpp).
+// the fit engine, like first answers.
 
 #include <algorithm>
 #include <variant>
 
 #include <fmt/format.h>
 
-#include "budget/token_estimator.hpp"
 #include "pipeline/fetch/query.hpp"
 #include "pipeline/fit/digest.hpp"
-#include "pipeline/fit/paginate.hpp"
-#include "pipeline/fit/projection.hpp"
-#include "pipeline/fit/summarize.hpp"
-#include "pipeline/metadata.hpp"
-#include "support/glob.hpp"
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
@@ -34,242 +28,250 @@ json::array string_array(const std::vector<std::string>& list) {
 
 }  // namespace
 
-const FieldList* FetchTool::projection_rule(const CachedResult& entry, const Call& call) const {
-  for (const config::ProjectionRule& rule : call.budget.summary.projections) {
-    if (glob_matches(rule.tool_glob, entry.tool)) return &rule.fields;
+// A page of one array as the fit engine sees it: `count` items from the page's start (fewer
+// when a written page still ends over the budget).
+class FetchCall::PageSubject final : public FitSubject {
+ public:
+  PageSubject(FetchCall& call, const Page& page, const std::optional<std::string>& summary)
+      : call_(call), page_(page), summary_(summary) {}
+
+  std::size_t count = 0;
+
+  void add_values(CutPlanner& planner) override {
+    cost_ = planner.add_page(page_.array, call_.part_index_, page_.path, page_.begin, count,
+                             page_.indices);
   }
-  return nullptr;
+  double cost(CutPlanner& /*planner*/) override { return cost_; }
+
+  std::vector<RecordGroup> record_groups(const CutMap& /*cuts*/,
+                                         const ValueView& /*view*/) override {
+    RecordGroup group;
+    group.array = &page_.array;
+    group.path = page_.path;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t index = page_.indices ? (*page_.indices)[i] : page_.begin + i;
+      if (const json::object* object = page_.array[index].if_object()) {
+        group.records.push_back(object);
+      }
+    }
+    return {std::move(group)};
+  }
+
+  std::optional<AnswerSize> render(const FitPlan& plan) override {
+    const ArrayCut& page = plan.cuts.front();
+    std::string body;
+    ViewStats stats;
+    write_page_items(body, page_.array, page_.path, ShownRange{page.begin, page.shown},
+                     page_.indices, plan.view, plan.map, stats);
+    // A page shown as a table is still {"items": ..., "_ctxguard": ...}.
+    if (body.front() == '{') body = "{\"items\":" + body + "}";
+    const AnswerSize size = call_.compose(call_.page_meta(page_, plan, stats, summary_), body);
+    call_.answer_.record.items_total = page_.indices ? page_.total_matches : page.total;
+    call_.answer_.record.items_shown = page.shown;
+    return size;
+  }
+
+ private:
+  FetchCall& call_;
+  const Page& page_;
+  const std::optional<std::string>& summary_;
+  double cost_ = 0;
+};
+
+// The value at a path as the fit engine sees it.
+class FetchCall::ValueSubject final : public FitSubject {
+ public:
+  ValueSubject(FetchCall& call, const json::value& value, const std::string& path)
+      : call_(call), value_(value), path_(path) {}
+
+  void add_values(CutPlanner& planner) override {
+    cost_ = planner.add_tree(value_, call_.part_index_, path_);
+  }
+  double cost(CutPlanner& /*planner*/) override { return cost_; }
+
+  std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override {
+    return find_record_groups(value_, path_, cuts, view);
+  }
+
+  std::optional<AnswerSize> render(const FitPlan& plan) override {
+    std::string body;
+    ViewStats stats;
+    std::string scratch = path_;
+    write_view(body, value_, plan.view, plan.map, scratch, 0, nullptr, stats);
+    json::object meta = value_meta(plan, stats, body);
+    return call_.compose(std::move(meta), body);
+  }
+
+ private:
+  // The value's `_ctxguard`; a scalar `body` is wrapped as {"value": ...}.
+  json::object value_meta(const FitPlan& plan, const ViewStats& stats, std::string& body) const {
+    const Context& context = call_.context_;
+    json::object meta;
+    if (!plan.cuts.empty()) {
+      meta = array_metadata(
+          plan.cuts,
+          [&](const ArrayCut& cut) { return context.issuer.next_page(call_.part_index_, cut); }, {},
+          context.tool_name, context.budget.max_page_size);
+    }
+    meta["valuePath"] = path_;
+    // A scalar has no members to put `_ctxguard` beside: it comes as {"value": ...}.
+    if (body.front() != '{' && body.front() != '[') {
+      meta["wrapped"] = true;
+      body = "{\"value\":" + body + "}";
+    }
+    const FieldList& fields = call_.request_.fields;
+    if (!fields.empty()) meta["fields"] = string_array(fields);
+    add_summary_fields(meta, stats, plan.projections, context.issuer.value(call_.part_index_, ""),
+                       context.tool_name);
+    if (!meta.contains("hint")) meta["hint"] = fmt::format("The whole value at \"{}\".", path_);
+    return meta;
+  }
+
+  FetchCall& call_;
+  const json::value& value_;
+  const std::string& path_;
+  double cost_ = 0;
+};
+
+FitOptions FetchCall::fit_options() const {
+  FitOptions options = FitOptions::of(context_.budget, context_.entry.tool);
+  // Fields the caller chose are not projected again.
+  options.project = options.project && !request_.fields_given && request_.fields.empty();
+  return options;
 }
 
-// Lays out a page of `array` (or the value `tree`) within the budget, level by level: nested
-// arrays cut to pages, then long strings and deep values cut, then records projected, then fewer
-// items. `compose` builds the answer from a layout and returns its tokens.
-FetchTool::Layout FetchTool::lay_out(const CachedResult& entry, std::size_t part, const Call& call,
-                                     const Subject& subject, const Request& request,
-                                     const std::function<std::size_t(Layout&)>& compose) const {
-  Layout layout;
-  layout.view.tables = call.budget.summary.tables;
-  if (subject.array != nullptr && !request.fields.empty()) {
-    layout.view.item_fields[subject.array] = request.fields;
-  } else if (subject.tree != nullptr && subject.tree->is_object() && !request.fields.empty()) {
-    layout.view.object_fields[&subject.tree->get_object()] = request.fields;
-  }
-  CutMap last_map;
-  double last_excess = 0;
-  for (std::size_t step = 0; step < std::size(kFitLevels); ++step) {
-    const FitLevel level = kFitLevels[step];
-    // summarization: false: values are never altered, only split (pages, then text pieces).
-    const bool summarizing =
-        level == FitLevel::kSummarize || level == FitLevel::kProject || level == FitLevel::kTighten;
-    if (summarizing && !call.budget.summarization) continue;
-    if (level == FitLevel::kSummarize) {
-      layout.view.max_string_chars = call.budget.summary.max_string_chars;
-      layout.view.max_depth = call.budget.summary.max_depth;
-      if (!layout.view.summarizes()) continue;
-    }
-    if (level == FitLevel::kTighten) {
-      if (!tighten(layout.view)) break;
-      --step;  // tighter again next time, until it fits or nothing is left to tighten
-    }
-    if (level == FitLevel::kProject) {
-      if (!call.budget.summary.project || request.fields_given || !request.fields.empty()) continue;
-      std::vector<RecordGroup> groups;
-      if (subject.array != nullptr) {
-        RecordGroup group;
-        group.array = subject.array;
-        group.path = subject.path;
-        for (std::size_t i = 0; i < subject.count; ++i) {
-          const std::size_t index = subject.indices ? (*subject.indices)[i] : subject.begin + i;
-          if (const json::object* object = (*subject.array)[index].if_object()) {
-            group.records.push_back(object);
-          }
-        }
-        groups.push_back(std::move(group));
-      } else {
-        groups = find_record_groups(*subject.tree, subject.path, last_map, layout.view);
-      }
-      layout.projections =
-          plan_projections(groups, last_excess * 1.1 + 16, projection_rule(entry, call),
-                           kMinProjectedFields, layout.view);
-      if (layout.projections.empty()) continue;
-    }
-    double overshoot = 0;
-    const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
-    for (int round = 0; round < rounds; ++round) {
-      CutPlanner planner(call.budget.page_size, call.budget.min_cut_items, kTokensPerCursor);
-      planner.set_view(layout.view);
-      const double measured = subject.array != nullptr
-                                  ? planner.add_page(*subject.array, part, subject.path,
-                                                     subject.begin, subject.count, subject.indices)
-                                  : planner.add_tree(*subject.tree, part, subject.path);
-      const double excess = measured + static_cast<double>(kMetadataTokens) -
-                            static_cast<double>(call.budget.token_budget) + overshoot;
-      const bool reached = plan_level(planner, level, excess);
-      last_map = planner.cut_map();
-      last_excess = planner.excess_left();
-      if (!reached && level < FitLevel::kShrink) break;
-      layout.cuts = planner.visible_cuts();
-      layout.map = last_map;  // the projection level after this one reads it too
-      layout.body.clear();
-      layout.stats = ViewStats{};
-      if (subject.array != nullptr) {
-        const ArrayCut& page = layout.cuts.front();
-        write_page_items(layout.body, *subject.array, subject.path,
-                         ShownRange{page.begin, page.shown}, subject.indices, layout.view,
-                         layout.map, layout.stats);
-      } else {
-        std::string scratch = subject.path;
-        write_view(layout.body, *subject.tree, layout.view, layout.map, scratch, 0, nullptr,
-                   layout.stats);
-      }
-      layout.tokens = compose(layout);
-      if (layout.tokens <= call.budget.token_budget) return layout;
-      overshoot += static_cast<double>(layout.tokens - call.budget.token_budget) * 1.25 + 32;
-    }
-  }
-  return layout;
+AnswerSize FetchCall::compose(json::object meta, const std::string& body) {
+  std::size_t tokens = 0;
+  std::string text = settle_budget_fields(
+      meta, context_.budget.token_budget, 0,
+      [&](const json::object& so_far) { return attach_metadata(body, so_far); }, tokens);
+  answer_.result = text_tool_result(std::move(text), false);
+  return AnswerSize{.tokens = tokens};
 }
 
-void FetchTool::answer_page(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
-                            const json::array& array, const std::string& path, std::size_t begin,
-                            const std::vector<std::size_t>* indices, std::size_t total_matches,
-                            std::size_t resume, const Request& request, const Call& call,
-                            json::object extra) const {
-  const std::size_t count =
-      indices != nullptr ? indices->size() : std::min(request.limit, array.size() - begin);
-  Subject subject{.array = &array,
-                  .tree = nullptr,
-                  .path = path,
-                  .begin = begin,
-                  .count = count,
-                  .indices = indices};
+void FetchCall::answer_page(const Page& page) {
   // The first page of an array says what the whole array holds; computed once, not per layout.
   std::optional<std::string> summary;
-  if (indices == nullptr && begin == 0 && request.query.empty()) {
-    if (auto digest = digest_array(array, path)) summary = std::move(digest->summary);
+  if (page.indices == nullptr && page.begin == 0 && request_.query.empty()) {
+    if (auto digest = digest_array(page.array, page.path)) summary = std::move(digest->summary);
   }
-  const auto compose = [&](Layout& layout) {
-    const ArrayCut& page = layout.cuts.front();
-    json::object fields_meta = extra;
-    // Asked for by `path`, the value could have been the server's own object: say that `items`
-    // is ctxguard's wrapper, as a first answer does for a top-level array.
-    if (request.path) fields_meta["wrapped"] = true;
-    if (!request.fields.empty()) fields_meta["fields"] = string_array(request.fields);
-    if (summary) fields_meta["summary"] = *summary;
-    json::object meta;
-    if (indices != nullptr) {
-      // A search page: which items matched, and where the search goes on.
-      meta = std::move(fields_meta);
-      meta["path"] = path;
-      meta["query"] = request.query;
-      meta["totalMatches"] = total_matches;
-      json::array shown;
-      for (std::size_t i = 0; i < page.shown; ++i) shown.emplace_back((*indices)[i]);
-      meta["indices"] = std::move(shown);
-      const bool more = page.shown < indices->size() || resume != kNoResume;
-      meta["hasMore"] = more;
-      if (more) {
-        const std::size_t next = page.shown < indices->size() ? (*indices)[page.shown] : resume;
-        meta["nextCursor"] =
-            call.issuer.array_query(part, path, next, request.limit, request.fields, request.query);
-      }
-      meta["hint"] =
-          total_matches == 0
-              ? fmt::format("No item of the array at {} matches \"{}\".",
-                            path.empty() ? "the top level" : path, request.query)
-              : fmt::format(
-                    "{} item{} match; shown: {} (their indices are in _ctxguard.indices). {}",
-                    total_matches, total_matches == 1 ? "" : "s", page.shown,
-                    more
-                        ? fmt::format(
-                              "For more matches call {} with {{\"cursor\": _ctxguard.nextCursor}}.",
-                              name_)
-                        : std::string("These are all the matches."));
-      if (layout.cuts.size() > 1) {
-        json::array others;
-        for (std::size_t i = 1; i < layout.cuts.size(); ++i) {
-          const ArrayCut& cut = layout.cuts[i];
-          others.push_back(cut_fields(
-              cut, cut.begin + cut.shown < cut.total
-                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
-                       : std::string()));
-        }
-        meta["otherCuts"] = std::move(others);
-      }
-    } else {
-      meta = array_metadata(
-          layout.cuts,
-          [&](const ArrayCut& cut) {
-            if (cut.begin + cut.shown >= cut.total) return std::string();
-            return cut.is_page
-                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown,
-                                                request.limit, request.fields)
-                       : call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {});
-          },
-          fields_meta, name_, call.budget.max_page_size);
-    }
-    add_summary_fields(meta, layout.stats, layout.projections, call.issuer.value(part, ""), name_);
-    std::size_t tokens = 0;
-    std::string text = settle_budget_fields(
-        meta, call.budget.token_budget, 0,
-        [&](const json::object& so_far) {
-          // A page shown as a table is still {"items": ..., "_ctxguard": ...}.
-          return attach_metadata(
-              layout.body.front() == '{' ? "{\"items\":" + layout.body + "}" : layout.body, so_far);
-        },
-        tokens);
-    answer.result = text_tool_result(std::move(text), false);
-    answer.record.items_total = indices != nullptr ? total_matches : page.total;
-    answer.record.items_shown = page.shown;
-    return tokens;
-  };
-  Layout layout = lay_out(entry, part, call, subject, request, compose);
+  PageSubject subject(*this, page, summary);
+  subject.count = page.indices != nullptr
+                      ? page.indices->size()
+                      : std::min(context_.limit, page.array.size() - page.begin);
+  ValueView view;
+  view.tables = context_.budget.summary.tables;
+  if (!request_.fields.empty()) view.item_fields[&page.array] = request_.fields;
+  const FitOptions options = fit_options();
+  FitResult result = fit(subject, options, view);
   // The levels plan with estimates of each part of the page, so the written page can still end a
   // few tokens over: then fewer items, until it fits or one item is left.
-  while (layout.tokens > call.budget.token_budget && !layout.cuts.empty() &&
-         layout.cuts.front().shown > 1) {
-    const std::size_t shown = layout.cuts.front().shown;
-    subject.count = shown - std::max<std::size_t>(1, shown / 4);
-    layout = lay_out(entry, part, call, subject, request, compose);
+  const auto shown = [&result] {
+    return result.plan.cuts.empty() ? 0 : result.plan.cuts.front().shown;
+  };
+  while (!result.fitted && shown() > 1) {
+    subject.count = shown() - std::max<std::size_t>(1, shown() / 4);
+    result = fit(subject, options, view);
   }
-  answer.record.final_tokens = layout.tokens;
-  if (layout.tokens <= call.budget.token_budget || layout.cuts.empty() ||
-      layout.cuts.front().shown > 1) {
-    return;
-  }
+  answer_.record.final_tokens = result.size.tokens;
   // One item alone is over the budget even summarized: it is served as text, in pieces, with a
   // cursor to the items after it.
-  const ArrayCut& page = layout.cuts.front();
-  const std::size_t index = indices != nullptr ? (*indices)[0] : page.begin;
-  std::string item_path = path;
-  append_pointer_index(item_path, index);
-  json::object item;
-  item["item"] = json::object{{"path", path}, {"index", index}, {"totalCount", array.size()}};
-  if (indices == nullptr && page.begin + 1 < page.total) {
-    item["nextItemsCursor"] =
-        call.issuer.array_page(part, path, page.begin + 1, request.limit, request.fields);
-  }
-  if (indices != nullptr) {
-    // A search goes on past a match too large to show whole: its next match, and the count.
-    item["query"] = request.query;
-    item["totalMatches"] = total_matches;
-    const std::size_t next = indices->size() > 1 ? (*indices)[1] : resume;
-    if (next != kNoResume) {
-      item["nextItemsCursor"] =
-          call.issuer.array_query(part, path, next, request.limit, request.fields, request.query);
-    }
-  }
-  answer_text(answer, to_json(array[index]), 0, part, item_path, call, std::move(item));
+  if (!result.fitted && shown() == 1) answer_item_as_text(page, result.plan.cuts.front());
 }
 
-bool FetchTool::answer_array_query(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
-                                   const json::array& array, const std::string& path,
-                                   std::size_t begin, const Request& request, const Call& call,
-                                   std::string& error) const {
-  auto parsed = Query::parse(request.query);
+json::object FetchCall::page_meta(const Page& page, const FitPlan& plan, const ViewStats& stats,
+                                  const std::optional<std::string>& summary) const {
+  json::object fields_meta;
+  // Asked for by `path`, the value could have been the server's own object: say that `items`
+  // is ctxguard's wrapper, as a first answer does for a top-level array.
+  if (request_.path) fields_meta["wrapped"] = true;
+  if (!request_.fields.empty()) fields_meta["fields"] = string_array(request_.fields);
+  if (summary) fields_meta["summary"] = *summary;
+  json::object meta =
+      page.indices != nullptr
+          ? search_meta(page, plan, std::move(fields_meta))
+          : array_metadata(
+                plan.cuts,
+                [&](const ArrayCut& cut) {
+                  return cut.is_page ? context_.issuer.next_page(part_index_, cut, context_.limit,
+                                                                 request_.fields)
+                                     : context_.issuer.next_page(part_index_, cut);
+                },
+                fields_meta, context_.tool_name, context_.budget.max_page_size);
+  add_summary_fields(meta, stats, plan.projections, context_.issuer.value(part_index_, ""),
+                     context_.tool_name);
+  return meta;
+}
+
+// A search page: which items matched, and where the search goes on.
+json::object FetchCall::search_meta(const Page& page, const FitPlan& plan,
+                                    json::object meta) const {
+  const ArrayCut& shown = plan.cuts.front();
+  const std::vector<std::size_t>& indices = *page.indices;
+  meta["path"] = page.path;
+  meta["query"] = request_.query;
+  meta["totalMatches"] = page.total_matches;
+  json::array listed;
+  for (std::size_t i = 0; i < shown.shown; ++i) listed.emplace_back(indices[i]);
+  meta["indices"] = std::move(listed);
+  const bool more = shown.shown < indices.size() || page.resume != kNoResume;
+  meta["hasMore"] = more;
+  if (more) {
+    const std::size_t next = shown.shown < indices.size() ? indices[shown.shown] : page.resume;
+    meta["nextCursor"] = context_.issuer.array_query(part_index_, page.path, next, context_.limit,
+                                                     request_.fields, request_.query);
+  }
+  meta["hint"] =
+      page.total_matches == 0
+          ? fmt::format("No item of the array at {} matches \"{}\".",
+                        page.path.empty() ? "the top level" : page.path, request_.query)
+          : fmt::format("{} item{} match; shown: {} (their indices are in _ctxguard.indices). {}",
+                        page.total_matches, page.total_matches == 1 ? "" : "s", shown.shown,
+                        more ? fmt::format("For more matches call {} with {{\"cursor\": "
+                                           "_ctxguard.nextCursor}}.",
+                                           context_.tool_name)
+                             : std::string("These are all the matches."));
+  if (plan.cuts.size() > 1) {
+    json::array others;
+    for (std::size_t i = 1; i < plan.cuts.size(); ++i) {
+      const ArrayCut& cut = plan.cuts[i];
+      others.push_back(cut_fields(cut, context_.issuer.next_page(part_index_, cut)));
+    }
+    meta["otherCuts"] = std::move(others);
+  }
+  return meta;
+}
+
+void FetchCall::answer_item_as_text(const Page& page, const ArrayCut& shown) {
+  const std::size_t index = page.indices != nullptr ? (*page.indices)[0] : shown.begin;
+  std::string item_path = page.path;
+  append_pointer_index(item_path, index);
+  json::object item;
+  item["item"] =
+      json::object{{"path", page.path}, {"index", index}, {"totalCount", page.array.size()}};
+  if (page.indices == nullptr && shown.begin + 1 < shown.total) {
+    item["nextItemsCursor"] = context_.issuer.array_page(part_index_, page.path, shown.begin + 1,
+                                                         context_.limit, request_.fields);
+  }
+  if (page.indices != nullptr) {
+    // A search goes on past a match too large to show whole: its next match, and the count.
+    item["query"] = request_.query;
+    item["totalMatches"] = page.total_matches;
+    const std::size_t next = page.indices->size() > 1 ? (*page.indices)[1] : page.resume;
+    if (next != kNoResume) {
+      item["nextItemsCursor"] = context_.issuer.array_query(
+          part_index_, page.path, next, context_.limit, request_.fields, request_.query);
+    }
+  }
+  answer_text(to_json(page.array[index]), 0, item_path, std::move(item));
+}
+
+std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& array,
+                                                          const std::string& path,
+                                                          std::size_t begin) {
+  auto parsed = Query::parse(request_.query);
   if (auto* problem = std::get_if<std::string>(&parsed)) {
-    error = std::move(*problem);
-    return false;
+    return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
   }
   const Query& query = std::get<Query>(parsed);
   // Every match is counted (the model learns how many there are); the first `limit` from
@@ -281,71 +283,47 @@ bool FetchTool::answer_array_query(FetchAnswer& answer, const CachedResult& entr
     if (!query.matches(array[i])) continue;
     ++total;
     if (i < begin) continue;
-    if (shown.size() < request.limit) {
+    if (shown.size() < context_.limit) {
       shown.push_back(i);
     } else if (resume == kNoResume) {
       resume = i;
     }
   }
   if (shown.empty()) {
-    json::object meta{{"path", path},
-                      {"query", request.query},
-                      {"totalMatches", total},
-                      {"indices", json::array{}},
-                      {"hasMore", false}};
-    meta["hint"] = total == 0 ? fmt::format("No item matches \"{}\".", request.query)
-                              : std::string("No more matches.");
-    std::size_t tokens = 0;
-    std::string text = settle_budget_fields(
-        meta, call.budget.token_budget, 0,
-        [&](const json::object& so_far) { return attach_metadata("[]", so_far); }, tokens);
-    answer.result = text_tool_result(std::move(text), false);
-    answer.record.final_tokens = tokens;
-    return true;
+    answer_no_match(path, total);
+  } else {
+    answer_page(Page{.array = array,
+                     .path = path,
+                     .begin = shown.front(),
+                     .indices = &shown,
+                     .total_matches = total,
+                     .resume = resume});
   }
-  answer_page(answer, entry, part, array, path, shown.front(), &shown, total, resume, request, call,
-              {});
-  return true;
+  return std::nullopt;
 }
 
-void FetchTool::answer_value(FetchAnswer& answer, const CachedResult& entry, std::size_t part,
-                             const json::value& value, const std::string& path,
-                             const Request& request, const Call& call) const {
-  Subject subject{
-      .array = nullptr, .tree = &value, .path = path, .begin = 0, .count = 0, .indices = nullptr};
-  const auto compose = [&](Layout& layout) {
-    json::object meta;
-    if (!layout.cuts.empty()) {
-      meta = array_metadata(
-          layout.cuts,
-          [&](const ArrayCut& cut) {
-            return cut.begin + cut.shown < cut.total
-                       ? call.issuer.array_page(part, cut.path, cut.begin + cut.shown, 0, {})
-                       : std::string();
-          },
-          {}, name_, call.budget.max_page_size);
-    }
-    meta["valuePath"] = path;
-    // A scalar has no members to put `_ctxguard` beside: it comes as {"value": ...}.
-    const bool scalar = layout.body.front() != '{' && layout.body.front() != '[';
-    if (scalar) meta["wrapped"] = true;
-    if (!request.fields.empty()) meta["fields"] = string_array(request.fields);
-    add_summary_fields(meta, layout.stats, layout.projections, call.issuer.value(part, ""), name_);
-    if (!meta.contains("hint")) meta["hint"] = fmt::format("The whole value at \"{}\".", path);
-    std::size_t tokens = 0;
-    std::string text = settle_budget_fields(
-        meta, call.budget.token_budget, 0,
-        [&](const json::object& so_far) {
-          return attach_metadata(scalar ? "{\"value\":" + layout.body + "}" : layout.body, so_far);
-        },
-        tokens);
-    answer.result = text_tool_result(std::move(text), false);
-    return tokens;
-  };
-  Layout layout = lay_out(entry, part, call, subject, request, compose);
-  answer.record.final_tokens = layout.tokens;
-  if (layout.tokens > call.budget.token_budget) {
-    answer_text(answer, to_json(value), 0, part, path, call, value_piece_fields(path, false));
+void FetchCall::answer_no_match(const std::string& path, std::size_t total) {
+  json::object meta{{"path", path},
+                    {"query", request_.query},
+                    {"totalMatches", total},
+                    {"indices", json::array{}},
+                    {"hasMore", false}};
+  meta["hint"] = total == 0 ? fmt::format("No item matches \"{}\".", request_.query)
+                            : std::string("No more matches.");
+  answer_.record.final_tokens = compose(std::move(meta), "[]").tokens;
+}
+
+void FetchCall::answer_value(const json::value& value, const std::string& path) {
+  ValueSubject subject(*this, value, path);
+  ValueView view;
+  view.tables = context_.budget.summary.tables;
+  if (value.is_object() && !request_.fields.empty()) {
+    view.object_fields[&value.get_object()] = request_.fields;
+  }
+  const FitResult result = fit(subject, fit_options(), std::move(view));
+  answer_.record.final_tokens = result.size.tokens;
+  if (!result.fitted) {
+    answer_text(to_json(value), 0, path, value_piece_fields(path, false));
   }
 }
 

@@ -1,4 +1,4 @@
-#include "pipeline/fetch/fetch_tool.hpp"
+#include "pipeline/fetch/fetch_call.hpp"
 
 // The answers of ctxguard_fetch over cached text: chunks, line ranges, matching lines, and pieces
 // of text that fit the budget (the JSON answers are in fetch_json.cpp).
@@ -10,177 +10,177 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/fetch/query.hpp"
-#include "pipeline/metadata.hpp"
 #include "pipeline/text/text_cut.hpp"
-#include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
-void FetchTool::answer_chunk(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                             std::size_t index, const Call& call) const {
-  const TextChunk& chunk = part.chunks[index];
-  json::object meta = chunk_metadata(part, part_index, index, call.issuer, name_);
-  if (part.spill) meta["file"] = part.spill->path;
-  const std::string_view text =
-      std::string_view(part.text).substr(chunk.begin, chunk.end - chunk.begin);
-  const std::size_t piece = budget::estimate_tokens(text);
-  const std::string trailer = settle_budget_fields(meta, call.budget.token_budget, piece,
-                                                   trailer_text, answer.record.final_tokens);
-  answer.result =
+namespace {
+
+// What a line search's page holds.
+struct LineMatches {
+  std::string body;  // "LINE: text\n" per match shown
+  std::size_t tokens = 0;
+  std::size_t total = 0;
+  std::size_t shown = 0;
+  std::size_t resume = 0;  // the first matching line not shown (0: none)
+};
+
+// The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
+// they fit `allowance` (a first match alone over it is shown cut).
+LineMatches match_lines(std::string_view text, const LineIndex& lines, const Query& query,
+                        std::size_t from, std::size_t allowance) {
+  LineMatches matches;
+  budget::TokenCounter counter;
+  for (std::size_t line = 1; line <= lines.lines(); ++line) {
+    std::string_view content =
+        text.substr(lines.line_begin(line), lines.line_end(line) - lines.line_begin(line));
+    while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) {
+      content.remove_suffix(1);
+    }
+    if (!query.matches_line(content)) continue;
+    ++matches.total;
+    if (line < from || matches.resume != 0) continue;
+    std::string entry = fmt::format("{}: {}\n", line, content);
+    budget::TokenCounter next = counter;
+    next.add(entry);
+    if (next.tokens() <= allowance) {
+      counter = next;
+      matches.body += entry;
+      ++matches.shown;
+    } else if (matches.shown == 0) {  // one very long line: its start
+      entry.resize(cut_text(entry, 0, allowance));
+      matches.body += entry + "…\n";
+      ++matches.shown;
+      matches.resume = line + 1;
+    } else {
+      matches.resume = line;
+    }
+  }
+  matches.tokens = counter.tokens();
+  return matches;
+}
+
+}  // namespace
+
+void FetchCall::set_text_answer(std::string_view text, const std::string& trailer) {
+  answer_.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}},
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
-  answer.record.items_total = part.chunks.size();
-  answer.record.items_shown = 1;
+}
+
+void FetchCall::answer_chunk(std::size_t index) {
+  const TextChunk& chunk = part_.chunks[index];
+  json::object meta =
+      chunk_metadata(part_, part_index_, index, context_.issuer, context_.tool_name);
+  if (part_.spill) meta["file"] = part_.spill->path;
+  const std::string_view text =
+      std::string_view(part_.text).substr(chunk.begin, chunk.end - chunk.begin);
+  const std::size_t piece = budget::estimate_tokens(text);
+  set_text_answer(text, settle_budget_fields(meta, context_.budget.token_budget, piece,
+                                             trailer_text, answer_.record.final_tokens));
+  answer_.record.items_total = part_.chunks.size();
+  answer_.record.items_shown = 1;
 }
 
 // Exactly lines [first, last], as many as fit the budget from `first` on.
-void FetchTool::answer_lines(FetchAnswer& answer, const CachedPart& part, std::size_t part_index,
-                             std::size_t first, std::size_t last, const Call& call,
-                             std::optional<std::size_t> resume_at) const {
+void FetchCall::answer_lines(std::size_t first, std::size_t last,
+                             std::optional<std::size_t> resume_at) {
   std::optional<LineIndex> own;
-  const LineIndex* lines = part.lines.get();
-  if (lines == nullptr) lines = &own.emplace(part.text);
+  const LineIndex* lines = part_.lines.get();
+  if (lines == nullptr) lines = &own.emplace(part_.text);
   const std::size_t total = lines->lines();
+  const std::string_view text = part_.text;
   last = std::min(last, total);
-  std::size_t begin = first <= total ? lines->line_begin(first) : part.text.size();
+  std::size_t begin = first <= total ? lines->line_begin(first) : text.size();
   if (resume_at) {
     begin = *resume_at;
     first = lines->line_of(begin);  // total + 1 at the very end
   }
   std::size_t end = first <= last ? lines->line_end(last) : begin;
-  std::size_t allowance =
-      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens);
+  std::size_t allowance = text_allowance(budget(), kMetadataTokens);
   std::string trailer;
   std::size_t shown_last = last;
   for (int round = 0; round < kPlanningRounds; ++round) {
     std::size_t cut = end;
-    if (begin < end && budget::estimate_tokens(
-                           std::string_view(part.text).substr(begin, end - begin)) > allowance) {
-      cut = cut_text(std::string_view(part.text).substr(0, end), begin, allowance);
+    if (begin < end && budget::estimate_tokens(text.substr(begin, end - begin)) > allowance) {
+      cut = cut_text(text.substr(0, end), begin, allowance);
       // Whole lines only, unless a single line is itself over the budget.
       const std::size_t line = lines->line_of(cut - 1);
       if (lines->line_end(line) != cut && line > first) cut = lines->line_begin(line);
     }
     shown_last = begin < cut ? lines->line_of(cut - 1) : first - 1;
-    json::object meta;
-    meta["offset"] = begin;
-    meta["startLine"] = first;
-    meta["endLine"] = shown_last;
-    meta["totalLines"] = total;
-    meta["bytes"] = cut - begin;
     const bool more = cut < end;
-    meta["hasMore"] = more;
+    json::object meta{{"offset", begin},     {"startLine", first},   {"endLine", shown_last},
+                      {"totalLines", total}, {"bytes", cut - begin}, {"hasMore", more}};
     // Resumes at the byte after the piece: the next line, or inside this one when one line
     // alone is over the budget.
-    if (more) meta["nextCursor"] = call.issuer.line_range(part_index, cut, last);
+    if (more) meta["nextCursor"] = context_.issuer.line_range(part_index_, cut, last);
     meta["hint"] = first > total ? fmt::format("The text has only {} lines.", total)
                    : more        ? fmt::format(
-                                       "Lines {}-{} of the {} asked for (the budget ends here). For the "
-                                              "rest call {} with {{\"cursor\": _ctxguard.nextCursor}}.",
-                                       first, shown_last, last, name_)
+                                       "Lines {}-{} of the {} asked for (the budget ends here). For "
+                                              "the rest call {} with {{\"cursor\": _ctxguard.nextCursor}}.",
+                                       first, shown_last, last, context_.tool_name)
                           : fmt::format("Lines {}-{} of {}.", first, shown_last, total);
-    const std::size_t piece =
-        budget::estimate_tokens(std::string_view(part.text).substr(begin, cut - begin));
-    trailer = settle_budget_fields(meta, call.budget.token_budget, piece, trailer_text,
-                                   answer.record.final_tokens);
-    if (answer.record.final_tokens <= call.budget.token_budget || allowance < 64) {
+    const std::size_t piece = budget::estimate_tokens(text.substr(begin, cut - begin));
+    trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
+                                   answer_.record.final_tokens);
+    const auto next = reduced_allowance(allowance, {answer_.record.final_tokens}, budget());
+    if (!next) {
       end = cut;
       break;
     }
-    allowance -=
-        std::min(allowance / 2, answer.record.final_tokens - call.budget.token_budget + 16);
+    allowance = *next;
   }
-  answer.result = json::object{
-      {"content",
-       json::array{json::object{{"type", "text"},
-                                {"text", std::string_view(part.text).substr(begin, end - begin)}},
-                   json::object{{"type", "text"}, {"text", trailer}}}}};
-  answer.record.items_total = total;
-  answer.record.items_shown = shown_last >= first ? shown_last - first + 1 : 0;
+  set_text_answer(text.substr(begin, end - begin), trailer);
+  answer_.record.items_total = total;
+  answer_.record.items_shown = shown_last >= first ? shown_last - first + 1 : 0;
 }
 
-bool FetchTool::answer_line_query(FetchAnswer& answer, const CachedPart& part,
-                                  std::size_t part_index, const std::string& query_text,
-                                  std::size_t from, const Call& call, std::string& error) const {
-  auto parsed = Query::parse(query_text);
+std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
+  auto parsed = Query::parse(request_.query);
   if (auto* problem = std::get_if<std::string>(&parsed)) {
-    error = std::move(*problem);
-    return false;
+    return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
   }
-  const Query& query = std::get<Query>(parsed);
   std::optional<LineIndex> own;
-  const LineIndex* lines = part.lines.get();
-  if (lines == nullptr) lines = &own.emplace(part.text);
-  const std::size_t allowance =
-      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens + 40);
-  std::string body;
-  budget::TokenCounter counter;
-  std::size_t total = 0;
-  std::size_t shown = 0;
-  std::size_t resume = 0;  // the first matching line not shown
-  for (std::size_t line = 1; line <= lines->lines(); ++line) {
-    std::string_view text = std::string_view(part.text).substr(
-        lines->line_begin(line), lines->line_end(line) - lines->line_begin(line));
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
-    if (!query.matches_line(text)) continue;
-    ++total;
-    if (line < from || resume != 0) continue;
-    std::string entry = fmt::format("{}: {}\n", line, text);
-    budget::TokenCounter next = counter;
-    next.add(entry);
-    if (next.tokens() > allowance) {
-      if (shown == 0) {  // one very long line: its start
-        const std::size_t end = cut_text(entry, 0, allowance);
-        entry.resize(end);
-        entry += "…\n";
-        body += entry;
-        ++shown;
-        resume = line + 1;
-        continue;
-      }
-      resume = line;
-      continue;
-    }
-    counter = next;
-    body += entry;
-    ++shown;
+  const LineIndex* lines = part_.lines.get();
+  if (lines == nullptr) lines = &own.emplace(part_.text);
+  LineMatches matches = match_lines(part_.text, *lines, std::get<Query>(parsed), from,
+                                    text_allowance(budget(), kMetadataTokens + 40));
+  const std::string& query = request_.query;
+  json::object meta{{"query", query},
+                    {"totalMatches", matches.total},
+                    {"shownMatches", matches.shown},
+                    {"totalLines", lines->lines()},
+                    {"hasMore", matches.resume != 0}};
+  if (matches.resume != 0) {
+    meta["nextCursor"] = context_.issuer.line_query(part_index_, matches.resume, query);
   }
-  json::object meta;
-  meta["query"] = query_text;
-  meta["totalMatches"] = total;
-  meta["shownMatches"] = shown;
-  meta["totalLines"] = lines->lines();
-  meta["hasMore"] = resume != 0;
-  if (resume != 0) meta["nextCursor"] = call.issuer.line_query(part_index, resume, query_text);
   meta["hint"] =
-      total == 0
-          ? fmt::format("No line matches \"{}\".", query_text)
-          : fmt::format(
-                "Matching lines, each as \"LINE: text\". {}",
-                resume != 0
-                    ? fmt::format(
-                          "For more matches call {} with {{\"cursor\": _ctxguard.nextCursor}}; for "
-                          "context around a line, with \"startLine\"/\"endLine\".",
-                          name_)
-                    : std::string("These are all the matches."));
-  if (body.empty()) body = total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
-  const std::string trailer = settle_budget_fields(meta, call.budget.token_budget, counter.tokens(),
-                                                   trailer_text, answer.record.final_tokens);
-  answer.result =
-      json::object{{"content", json::array{json::object{{"type", "text"}, {"text", body}},
-                                           json::object{{"type", "text"}, {"text", trailer}}}}};
-  answer.record.items_total = total;
-  answer.record.items_shown = shown;
-  return true;
+      matches.total == 0
+          ? fmt::format("No line matches \"{}\".", query)
+          : fmt::format("Matching lines, each as \"LINE: text\". {}",
+                        matches.resume != 0
+                            ? fmt::format("For more matches call {} with {{\"cursor\": "
+                                          "_ctxguard.nextCursor}}; for context around a line, "
+                                          "with \"startLine\"/\"endLine\".",
+                                          context_.tool_name)
+                            : std::string("These are all the matches."));
+  if (matches.body.empty()) {
+    matches.body = matches.total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
+  }
+  set_text_answer(matches.body,
+                  settle_budget_fields(meta, context_.budget.token_budget, matches.tokens,
+                                       trailer_text, answer_.record.final_tokens));
+  answer_.record.items_total = matches.total;
+  answer_.record.items_shown = matches.shown;
+  return std::nullopt;
 }
 
-void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::size_t begin,
-                            std::size_t part, const std::string& path, const Call& call,
-                            json::object extra) const {
-  std::size_t allowance =
-      call.budget.token_budget - std::min(call.budget.token_budget / 2, kMetadataTokens);
+void FetchCall::answer_text(std::string_view text, std::size_t begin, const std::string& path,
+                            json::object extra) {
+  std::size_t allowance = text_allowance(budget(), kMetadataTokens);
   std::string trailer;
   std::size_t end = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -190,26 +190,23 @@ void FetchTool::answer_text(FetchAnswer& answer, std::string_view text, std::siz
     meta["returnedBytes"] = end - begin;
     meta["totalBytes"] = text.size();
     meta["hasMore"] = end < text.size();
-    if (end < text.size()) meta["nextCursor"] = call.issuer.text_range(part, path, end);
-    std::string hint = text_hint(end, text.size(), end < text.size(), name_);
+    if (end < text.size()) meta["nextCursor"] = context_.issuer.text_range(part_index_, path, end);
+    std::string hint = text_hint(end, text.size(), end < text.size(), context_.tool_name);
     if (extra.contains("nextItemsCursor")) {
-      hint += " This item alone exceeds the budget; for the items after it, call " + name_ +
-              " with {\"cursor\": _ctxguard.nextItemsCursor}.";
+      hint += " This item alone exceeds the budget; for the items after it, call " +
+              context_.tool_name + " with {\"cursor\": _ctxguard.nextItemsCursor}.";
     }
     meta["hint"] = std::move(hint);
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(meta, call.budget.token_budget, piece, trailer_text,
-                                   answer.record.final_tokens);
-    if (answer.record.final_tokens <= call.budget.token_budget || allowance < 64) break;
-    allowance -=
-        std::min(allowance / 2, answer.record.final_tokens - call.budget.token_budget + 16);
+    trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
+                                   answer_.record.final_tokens);
+    const auto next = reduced_allowance(allowance, {answer_.record.final_tokens}, budget());
+    if (!next) break;
+    allowance = *next;
   }
-  answer.result = json::object{
-      {"content",
-       json::array{json::object{{"type", "text"}, {"text", text.substr(begin, end - begin)}},
-                   json::object{{"type", "text"}, {"text", trailer}}}}};
-  answer.record.items_total = text.size();
-  answer.record.items_shown = end - begin;
+  set_text_answer(text.substr(begin, end - begin), trailer);
+  answer_.record.items_total = text.size();
+  answer_.record.items_shown = end - begin;
 }
 
 }  // namespace ctxguard::pipeline

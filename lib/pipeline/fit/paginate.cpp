@@ -326,22 +326,6 @@ CutMap CutPlanner::cut_map() const {
   return map;
 }
 
-bool plan_level(CutPlanner& planner, FitLevel level, double excess) {
-  if (planner.cut_to_pages(excess)) return true;
-  switch (level) {
-    case FitLevel::kPages:
-    case FitLevel::kSummarize:
-      return false;
-    case FitLevel::kFewer:
-    case FitLevel::kProject:
-      return planner.shrink_shown(planner.excess_left(), kMinItemsShown);
-    case FitLevel::kShrink:
-    case FitLevel::kTighten:
-      return planner.shrink_shown(planner.excess_left(), 1);
-  }
-  return false;
-}
-
 void write_with_cuts(std::string& out, const json::value& value, const CutMap& cuts) {
   write_json_windowed(out, value, [&cuts](const json::array& array) {
     const auto cut = cuts.find(&array);

@@ -134,29 +134,6 @@ class CutPlanner {
   double excess_left_ = 0;  // what the last cut left over
 };
 
-// How far fitting a value goes, in order: each level is tried only when the one before cannot
-// bring the answer within its budget (first answers and ctxguard_fetch pages alike).
-enum class FitLevel {
-  kPages,      // arrays longer than a page cut to one page
-  kSummarize,  // + long strings cut, deep values collapsed (the view's limits)
-  kFewer,      // + shown arrays shortened, to no fewer than kMinItemsShown items
-  kProject,    // + records keep their essential fields (at least kMinProjectedFields)
-  kShrink,     // + shown arrays shortened down to one item
-  kTighten,    // + the view tightened step by step (summarize.hpp's tighten), planned as kShrink
-};
-inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize,
-                                          FitLevel::kFewer,  FitLevel::kProject,
-                                          FitLevel::kShrink, FitLevel::kTighten};
-// Planning rounds per tightening step (each step already removes a lot).
-inline constexpr int kTightenRounds = 2;
-// Projection is preferred to showing fewer items than this: a page of ten projected records
-// says more than three whole ones.
-inline constexpr std::size_t kMinItemsShown = 10;
-inline constexpr std::size_t kMinProjectedFields = 3;
-
-// Plans `level`'s cuts on a planner holding the value(s); true when they remove `excess`.
-bool plan_level(CutPlanner& planner, FitLevel level, double excess);
-
 // Writes `value` minified, showing only the ranges `cuts` gives for the arrays it names.
 void write_with_cuts(std::string& out, const boost::json::value& value, const CutMap& cuts);
 

@@ -123,6 +123,7 @@ std::vector<Projection> plan_projections(const std::vector<RecordGroup>& groups,
     Projection projection;
     projection.path = entry.group->path;
     projection.total_fields = entry.fields.size();
+    projection.group = static_cast<std::size_t>(entry.group - groups.data());
     if (rule != nullptr && rule_applies(*rule, entry.group->records)) {
       projection.kept = *rule;
       double saved = 0;

@@ -28,6 +28,7 @@ struct Projection {
   FieldList kept;
   FieldList omitted;
   std::size_t total_fields = 0;
+  std::size_t group = 0;  // the index of its group in what plan_projections was given
 };
 
 // The record groups of `root` (at `base_path`) as shown with `cuts` and `view`'s depth limit.

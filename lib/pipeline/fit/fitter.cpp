@@ -1,0 +1,199 @@
+#include "pipeline/fit/fitter.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "support/glob.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace {
+
+inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize,
+                                          FitLevel::kFewer,  FitLevel::kProject,
+                                          FitLevel::kShrink, FitLevel::kTighten};
+
+// Planning rounds per tightening step (each step already removes a lot).
+constexpr int kTightenRounds = 2;
+
+// A written answer over its budget by `over` tokens: the next round plans to remove that much
+// more, and a quarter and a little on top, since what a cut saves is estimated item by item
+// apart from the text around the items.
+constexpr double kOvershootFactor = 1.25;
+constexpr double kOvershootMargin = 32;
+// Field costs are estimated apart from the records around them: projection aims a little past
+// what is left to save.
+constexpr double kProjectionFactor = 1.1;
+constexpr double kProjectionMargin = 16;
+// A text piece's allowance is cut by what its answer came out over, and a little: the trailer's
+// estimate moves with the numbers in it.
+constexpr std::size_t kTextOvershootMargin = 16;
+// Below this a text piece is not worth shrinking further: it goes out as it is.
+constexpr std::size_t kSmallestTextAllowance = 64;
+
+// Plans `level`'s cuts on a planner holding the values; true when they remove `excess`.
+bool plan_level(CutPlanner& planner, FitLevel level, double excess) {
+  if (planner.cut_to_pages(excess)) return true;
+  switch (level) {
+    case FitLevel::kPages:
+    case FitLevel::kSummarize:
+      return false;
+    case FitLevel::kFewer:
+    case FitLevel::kProject:
+      return planner.shrink_shown(planner.excess_left(), kMinItemsShown);
+    case FitLevel::kShrink:
+    case FitLevel::kTighten:
+      return planner.shrink_shown(planner.excess_left(), 1);
+  }
+  return false;
+}
+
+// One call of fit(): the levels in order, and the planning rounds of each.
+class Fitter {
+ public:
+  Fitter(FitSubject& subject, const FitOptions& options, ValueView view,
+         std::unique_ptr<CutPlanner> priced)
+      : subject_(subject), options_(options), priced_(std::move(priced)) {
+    result_.plan.view = std::move(view);
+  }
+
+  FitResult run() {
+    for (const FitLevel level : kFitLevels) {
+      if (!enter(level)) continue;
+      Outcome outcome = plan_rounds(level);
+      // Tighter again, until it fits or nothing is left to tighten.
+      while (level == FitLevel::kTighten && outcome == Outcome::kOver &&
+             tighten(result_.plan.view)) {
+        outcome = plan_rounds(level);
+      }
+      if (outcome == Outcome::kFitted || outcome == Outcome::kStopped) break;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  enum class Outcome {
+    kFitted,    // an answer within the budget is written
+    kStopped,   // the subject ended the fit
+    kStronger,  // this level's cuts cannot reach the budget: the next level is needed
+    kOver,      // every round wrote an answer over the budget
+  };
+
+  // Prepares the view for `level`; false when the level has nothing to add.
+  bool enter(FitLevel level) {
+    ValueView& view = result_.plan.view;
+    switch (level) {
+      case FitLevel::kPages:
+      case FitLevel::kFewer:
+      case FitLevel::kShrink:
+        return true;
+      case FitLevel::kSummarize:
+        if (!options_.summarize) return false;
+        view.max_string_chars = options_.max_string_chars;
+        view.max_depth = options_.max_depth;
+        return view.summarizes();
+      case FitLevel::kProject:
+        return options_.summarize && options_.project && project();
+      case FitLevel::kTighten:
+        return options_.summarize && tighten(view);
+    }
+    return false;
+  }
+
+  // Chooses the projections (into the view) that should save what the cuts so far could not.
+  bool project() {
+    FitPlan& plan = result_.plan;
+    const std::vector<RecordGroup> groups = subject_.record_groups(last_map_, plan.view);
+    plan.projections =
+        plan_projections(groups, last_excess_ * kProjectionFactor + kProjectionMargin,
+                         options_.projection_rule, kMinProjectedFields, plan.view);
+    return !plan.projections.empty();
+  }
+
+  std::unique_ptr<CutPlanner> planner() {
+    if (priced_) return std::move(priced_);
+    auto planner = std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items,
+                                                static_cast<double>(kTokensPerCursor));
+    planner->set_view(result_.plan.view);
+    subject_.add_values(*planner);
+    return planner;
+  }
+
+  Outcome plan_rounds(FitLevel level) {
+    const FitBudget budget = options_.budget;
+    const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
+    double overshoot = 0;
+    for (int round = 0; round < rounds; ++round) {
+      const std::unique_ptr<CutPlanner> cuts = planner();
+      const double excess = subject_.cost(*cuts) + static_cast<double>(kMetadataTokens) -
+                            static_cast<double>(budget.tokens) + overshoot;
+      const bool reached = plan_level(*cuts, level, excess);
+      last_map_ = cuts->cut_map();
+      last_excess_ = cuts->excess_left();
+      if (!reached && level < FitLevel::kShrink) return Outcome::kStronger;
+      result_.plan.cuts = cuts->visible_cuts();
+      result_.plan.map = last_map_;
+      const std::optional<AnswerSize> size = subject_.render(result_.plan);
+      if (!size) {
+        result_.stopped = true;
+        return Outcome::kStopped;
+      }
+      result_.rendered = true;
+      result_.size = *size;
+      result_.fitted = fits(*size, budget);
+      if (result_.fitted) return Outcome::kFitted;
+      overshoot = overshoot_after(overshoot, *size, budget);
+    }
+    return Outcome::kOver;
+  }
+
+  FitSubject& subject_;
+  const FitOptions& options_;
+  std::unique_ptr<CutPlanner> priced_;
+  FitResult result_;
+  CutMap last_map_;  // the last plan's cuts, rendered or not (projection reads them)
+  double last_excess_ = 0;
+};
+
+}  // namespace
+
+FitOptions FitOptions::of(const config::BudgetSettings& settings, std::string_view tool) {
+  FitOptions options{.budget = {.tokens = settings.token_budget},
+                     .page_size = settings.page_size,
+                     .min_cut_items = settings.min_cut_items,
+                     .summarize = settings.summarization,
+                     .project = settings.summary.project,
+                     .max_string_chars = settings.summary.max_string_chars,
+                     .max_depth = settings.summary.max_depth,
+                     .projection_rule = nullptr};
+  for (const config::ProjectionRule& rule : settings.summary.projections) {
+    if (glob_matches(rule.tool_glob, tool)) {
+      options.projection_rule = &rule.fields;
+      break;
+    }
+  }
+  return options;
+}
+
+FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
+              std::unique_ptr<CutPlanner> priced) {
+  return Fitter(subject, options, std::move(view), std::move(priced)).run();
+}
+
+double overshoot_after(double overshoot, AnswerSize measured, FitBudget budget) {
+  const auto over = static_cast<double>(measured.tokens - std::min(measured.tokens, budget.tokens));
+  return overshoot + over * kOvershootFactor + kOvershootMargin;
+}
+
+std::size_t text_allowance(FitBudget budget, std::size_t reserve) {
+  return budget.tokens - std::min(budget.tokens / 2, reserve);
+}
+
+std::optional<std::size_t> reduced_allowance(std::size_t allowance, AnswerSize measured,
+                                             FitBudget budget) {
+  if (fits(measured, budget) || allowance < kSmallestTextAllowance) return std::nullopt;
+  return allowance -
+         std::min(allowance / 2, measured.tokens - budget.tokens + kTextOvershootMargin);
+}
+
+}  // namespace ctxguard::pipeline
