@@ -103,6 +103,29 @@ bool RewriteJob::chunk_texts() {
 }
 
 void RewriteJob::cut_as_text(std::size_t limit) {
+  const std::vector<std::size_t> tokens = start_text_entry();
+  // What the abandoned levels did is not what goes out: the record says what does.
+  const bool compacted =
+      std::find(record_.stages.begin(), record_.stages.end(), "compact") != record_.stages.end();
+  record_.stages = compacted ? std::vector<std::string_view>{"compact", "hard-cap"}
+                             : std::vector<std::string_view>{"hard-cap"};
+  record_.items_total = 0;
+  record_.items_shown = 0;
+  cached();  // when it cannot be, the cut stands and the hint says the rest is gone
+  double overshoot = 0;
+  for (int round = 0; round < kPlanningRounds; ++round) {
+    const double target = static_cast<double>(limit) -
+                          static_cast<double>(kMetadataTokens + kTokensPerCursor) *
+                              static_cast<double>(tokens.size()) -
+                          overshoot;
+    write_text_cuts(text_allowances(tokens, target), tokens);
+    const std::size_t total = total_tokens();
+    if (total <= limit) break;
+    overshoot = overshoot_after(overshoot, AnswerSize{.tokens = total}, FitBudget{.tokens = limit});
+  }
+}
+
+std::vector<std::size_t> RewriteJob::start_text_entry() {
   // A fresh entry: the paginated one (if any) stays cached for cursors already composed, but
   // none of them goes out. (JSON parts exist only once the JSON stages moved their values into
   // that entry.)
@@ -125,66 +148,57 @@ void RewriteJob::cut_as_text(std::size_t limit) {
     tokens[k] = budget::estimate_tokens(cached.text);
     outputs_[k] = PartOutput{};
     // The server's text was already written to a file for the paginated entry: one file each.
-    if (k < paginated->parts.size()) {
-      cached.spill = paginated->parts[k].spill;
-    }
+    if (k < paginated->parts.size()) cached.spill = paginated->parts[k].spill;
   }
-  // What the abandoned levels did is not what goes out: the record says what does.
-  const bool compacted =
-      std::find(record_.stages.begin(), record_.stages.end(), "compact") != record_.stages.end();
-  record_.stages = compacted ? std::vector<std::string_view>{"compact", "hard-cap"}
-                             : std::vector<std::string_view>{"hard-cap"};
-  record_.items_total = 0;
-  record_.items_shown = 0;
-  cached();  // when it cannot be, the cut stands and the hint says the rest is gone
-  double overshoot = 0;
-  for (int round = 0; round < kPlanningRounds; ++round) {
-    std::vector<std::size_t> allowance = tokens;
-    double total = 0;
-    for (std::size_t k = 0; k < tokens.size(); ++k)
-      total += static_cast<double>(tokens[k]) * weights_[k];
-    const double target = static_cast<double>(limit) -
-                          static_cast<double>(kMetadataTokens + kTokensPerCursor) *
-                              static_cast<double>(tokens.size()) -
-                          overshoot;
-    while (total > target) {
-      std::size_t largest = 0;
-      for (std::size_t k = 1; k < allowance.size(); ++k) {
-        if (static_cast<double>(allowance[k]) * weights_[k] >
-            static_cast<double>(allowance[largest]) * weights_[largest]) {
-          largest = k;
-        }
+  return tokens;
+}
+
+std::vector<std::size_t> RewriteJob::text_allowances(const std::vector<std::size_t>& tokens,
+                                                     double target) const {
+  std::vector<std::size_t> allowance = tokens;
+  double total = 0;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    total += static_cast<double>(tokens[k]) * weights_[k];
+  }
+  // The largest part (by what it costs, weighted) gives up the excess, then the next largest.
+  while (total > target) {
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < allowance.size(); ++k) {
+      if (static_cast<double>(allowance[k]) * weights_[k] >
+          static_cast<double>(allowance[largest]) * weights_[largest]) {
+        largest = k;
       }
-      const double over = (total - target) / weights_[largest];
-      const std::size_t keep = static_cast<double>(allowance[largest]) > over
-                                   ? allowance[largest] - static_cast<std::size_t>(over) - 1
-                                   : 1;
-      total -= static_cast<double>(allowance[largest] - std::min(keep, allowance[largest])) *
-               weights_[largest];
-      if (keep >= allowance[largest]) break;
-      allowance[largest] = keep;
     }
-    for (std::size_t k = 0; k < tokens.size(); ++k) {
-      PartOutput& output = outputs_[k];
-      const std::string& text = entry_->parts[k].text;
-      output.text_total = text.size();
-      const std::size_t end =
-          allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
-      if (end == text.size()) {  // this part fits whole
-        const bool same = split_.parts[k].content_index == kNotContent ||
-                          std::string_view(text) == split_.parts[k].text;
-        output.mode = same ? Mode::kOriginal : Mode::kCompacted;
-        output.body = same ? std::string() : text;
-        continue;
-      }
-      output.mode = Mode::kTextCut;
-      output.body = text.substr(0, end);
-      output.meta = text_meta(k, end, text.size());
+    const double over = (total - target) / weights_[largest];
+    const std::size_t keep = static_cast<double>(allowance[largest]) > over
+                                 ? allowance[largest] - static_cast<std::size_t>(over) - 1
+                                 : 1;
+    total -= static_cast<double>(allowance[largest] - std::min(keep, allowance[largest])) *
+             weights_[largest];
+    if (keep >= allowance[largest]) break;
+    allowance[largest] = keep;
+  }
+  return allowance;
+}
+
+void RewriteJob::write_text_cuts(const std::vector<std::size_t>& allowance,
+                                 const std::vector<std::size_t>& tokens) {
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    PartOutput& output = outputs_[k];
+    const std::string& text = entry_->parts[k].text;
+    output.text_total = text.size();
+    const std::size_t end =
+        allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
+    if (end == text.size()) {  // this part fits whole
+      const bool same = split_.parts[k].content_index == kNotContent ||
+                        std::string_view(text) == split_.parts[k].text;
+      output.mode = same ? Mode::kOriginal : Mode::kCompacted;
+      output.body = same ? std::string() : text;
+      continue;
     }
-    compose();
-    const std::size_t total_now = total_tokens();
-    if (total_now <= limit) break;
-    overshoot += static_cast<double>(total_now - limit) * 1.25 + 32;
+    output.mode = Mode::kTextCut;
+    output.body = text.substr(0, end);
+    output.meta = text_meta(k, end, text.size());
   }
 }
 

@@ -108,6 +108,14 @@ class RewriteJob : private FitSubject {
 
   // Last resort: the parts as text, the largest cut first, until the answer is under `limit`.
   void cut_as_text(std::size_t limit);
+  // A fresh entry holding every part as text (JSON compacted); each part's tokens.
+  std::vector<std::size_t> start_text_entry();
+  // What each part may keep so the weighted total is at most `target`: the largest cut first.
+  std::vector<std::size_t> text_allowances(const std::vector<std::size_t>& tokens,
+                                           double target) const;
+  // Each part cut to its allowance, with its `_ctxguard` when it was cut.
+  void write_text_cuts(const std::vector<std::size_t>& allowance,
+                       const std::vector<std::size_t>& tokens);
 
   boost::json::object text_meta(std::size_t part, std::size_t end, std::size_t total) const;
 

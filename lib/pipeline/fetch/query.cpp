@@ -222,6 +222,118 @@ std::string quoted_term(std::string_view raw) {
   return out;
 }
 
+// Reads one term of a query from `text` at `at` (past the spaces before it): field steps and an
+// operator then a value, or a bare word or phrase. Quotes group; \" and \\ escape inside them.
+class TermReader {
+ public:
+  TermReader(std::string_view text, std::size_t& at) : text_(text), i_(at), start_(at) {}
+
+  std::variant<Query::Term, std::string> read() {
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (in_quotes_) {
+        read_quoted(c);
+        continue;
+      }
+      if (is_space(c)) break;
+      if (c == '"' && quote_may_open_) {
+        in_quotes_ = true;
+        quote_may_open_ = false;
+        ++i_;
+        continue;
+      }
+      quote_may_open_ = false;
+      if (!has_op_ && read_operator(c)) continue;
+      written_ += c;
+      part_ += c;
+      ++i_;
+    }
+    return finish();
+  }
+
+ private:
+  void read_quoted(char c) {
+    if (c == '\\' && i_ + 1 < text_.size() && (text_[i_ + 1] == '"' || text_[i_ + 1] == '\\')) {
+      written_ += text_[i_ + 1];
+      part_ += text_[i_ + 1];
+      i_ += 2;
+    } else if (c == '"') {
+      in_quotes_ = false;
+      ++i_;
+    } else {
+      written_ += c;
+      part_ += c;
+      ++i_;
+    }
+  }
+
+  // An operator (=, !=, ~) or a field path step (.); false when `c` is neither.
+  bool read_operator(char c) {
+    std::size_t op_size = 1;
+    std::optional<Query::Op> op;
+    if (c == '!' && i_ + 1 < text_.size() && text_[i_ + 1] == '=') {
+      op = Query::Op::kNotEquals;
+      op_size = 2;
+    } else if (c == '=') {
+      op = Query::Op::kEquals;
+    } else if (c == '~') {
+      op = Query::Op::kContains;
+    } else if (c != '.') {
+      return false;
+    }
+    // A field step, or the last one before the operator; a bare word simply keeps its dot in
+    // `written_`.
+    empty_segment_ = empty_segment_ || part_.empty();
+    term_.field.push_back(std::move(part_));
+    part_.clear();
+    quote_may_open_ = true;
+    if (op) {
+      term_.op = *op;
+      has_op_ = true;
+    }
+    written_.append(text_.substr(i_, op_size));
+    i_ += op_size;
+    return true;
+  }
+
+  std::variant<Query::Term, std::string> finish() {
+    if (in_quotes_) {
+      return std::string(
+          "A quote is not closed in the query: close it, and write \\\" for a quote inside "
+          "quotes.");
+    }
+    const auto raw = [this] { return quoted_term(text_.substr(start_, i_ - start_)); };
+    if (has_op_) {
+      if (empty_segment_ || part_.empty()) {
+        return "The term " + raw() +
+               " has an empty field or value: write field=value, field~text or field!=value, or "
+               "put the term in double quotes to look for it as text.";
+      }
+      term_.value = lowered(part_);
+    } else {
+      if (written_.empty()) {
+        return "The term " + raw() +
+               " is empty: put a word or phrase between the quotes, or leave the term out.";
+      }
+      term_.field.clear();
+      term_.value = lowered(written_);
+    }
+    term_.text = lowered(written_);
+    return std::move(term_);
+  }
+
+  std::string_view text_;
+  std::size_t& i_;
+  std::size_t start_;
+  Query::Term term_;
+  std::string written_;  // the term without its quote marks, for line matching and words
+  std::string part_;     // the current field segment, then the value
+  bool in_quotes_ = false;
+  bool quote_may_open_ = true;  // at the start of the term, a field segment or the value
+  bool has_op_ = false;
+  bool empty_segment_ = false;
+};
+
 }  // namespace
 
 std::variant<Query, std::string> Query::parse(std::string_view text) {
@@ -238,97 +350,9 @@ std::variant<Query, std::string> Query::parse(std::string_view text) {
       return "The query has more than " + std::to_string(kMaxQueryTerms) + " terms: use at most " +
              std::to_string(kMaxQueryTerms) + " (a phrase in double quotes counts as one term).";
     }
-    const std::size_t start = i;
-    Term term;
-    std::string written;  // the term without its quote marks, for line matching and words
-    std::string part;     // the current field segment, then the value
-    bool in_quotes = false;
-    bool quote_may_open = true;  // at the start of the term, a field segment or the value
-    bool has_op = false;
-    bool empty_segment = false;
-    while (i < text.size()) {
-      const char c = text[i];
-      if (in_quotes) {
-        if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '"' || text[i + 1] == '\\')) {
-          written += text[i + 1];
-          part += text[i + 1];
-          i += 2;
-        } else if (c == '"') {
-          in_quotes = false;
-          ++i;
-        } else {
-          written += c;
-          part += c;
-          ++i;
-        }
-        continue;
-      }
-      if (is_space(c)) break;
-      if (c == '"' && quote_may_open) {
-        in_quotes = true;
-        quote_may_open = false;
-        ++i;
-        continue;
-      }
-      quote_may_open = false;
-      if (!has_op) {
-        std::size_t op_size = 1;
-        std::optional<Op> op;
-        if (c == '!' && i + 1 < text.size() && text[i + 1] == '=') {
-          op = Op::kNotEquals;
-          op_size = 2;
-        } else if (c == '=') {
-          op = Op::kEquals;
-        } else if (c == '~') {
-          op = Op::kContains;
-        }
-        if (op) {
-          empty_segment = empty_segment || part.empty();
-          term.field.push_back(std::move(part));
-          part.clear();
-          term.op = *op;
-          has_op = true;
-          quote_may_open = true;
-          written.append(text.substr(i, op_size));
-          i += op_size;
-          continue;
-        }
-        if (c == '.') {  // a field path step; a bare word simply keeps its dot in `written`
-          empty_segment = empty_segment || part.empty();
-          term.field.push_back(std::move(part));
-          part.clear();
-          quote_may_open = true;
-          written += c;
-          ++i;
-          continue;
-        }
-      }
-      written += c;
-      part += c;
-      ++i;
-    }
-    if (in_quotes) {
-      return std::string(
-          "A quote is not closed in the query: close it, and write \\\" for a quote inside "
-          "quotes.");
-    }
-    if (has_op) {
-      if (empty_segment || part.empty()) {
-        return "The term " + quoted_term(text.substr(start, i - start)) +
-               " has an empty field or value: write field=value, field~text or field!=value, or "
-               "put the term in double quotes to look for it as text.";
-      }
-      term.value = lowered(part);
-    } else {
-      if (written.empty()) {
-        return "The term " + quoted_term(text.substr(start, i - start)) +
-               " is empty: put a word or phrase between the quotes, or leave the term out.";
-      }
-      term.field.clear();
-      term.value = lowered(written);
-    }
-    term.text = lowered(written);
-    query.terms_.push_back(std::move(term));
+    auto term = TermReader(text, i).read();
+    if (auto* problem = std::get_if<std::string>(&term)) return std::move(*problem);
+    query.terms_.push_back(std::move(std::get<Query::Term>(term)));
   }
   if (query.terms_.empty()) {
     return std::string("The query is empty: give one or more words or field=value terms.");

@@ -131,6 +131,7 @@ class Fitter {
       last_map_ = cuts->cut_map();
       last_excess_ = cuts->excess_left();
       if (!reached && level < FitLevel::kShrink) return Outcome::kStronger;
+      result_.plan.level = level;
       result_.plan.cuts = cuts->visible_cuts();
       result_.plan.map = last_map_;
       const std::optional<AnswerSize> size = subject_.render(result_.plan);
@@ -182,7 +183,7 @@ FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
 
 double overshoot_after(double overshoot, AnswerSize measured, FitBudget budget) {
   const auto over = static_cast<double>(measured.tokens - std::min(measured.tokens, budget.tokens));
-  return overshoot + over * kOvershootFactor + kOvershootMargin;
+  return overshoot + (over * kOvershootFactor + kOvershootMargin);
 }
 
 std::size_t text_allowance(FitBudget budget, std::size_t reserve) {

@@ -75,6 +75,7 @@ struct FitOptions {
 
 // How the answer is to be shown: what render() writes.
 struct FitPlan {
+  FitLevel level = FitLevel::kPages;    // the level that planned it
   ValueView view;                       // strings cut, values collapsed, records projected
   std::vector<Projection> projections;  // what the projection level did
   std::vector<ArrayCut> cuts;           // arrays shown shortened, largest first (a page first)

@@ -36,82 +36,9 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
     return;
   }
   if (array != nullptr) {
-    const double before = counter_.fractional_tokens();
-    // Paths are spelled out only for arrays that may be cut: most nodes never need theirs.
-    std::string pointer;
-    if (array->size() > min_cut_items_) pointer = path_of(path);
-    // A path too long for a cursor could never be continued: such an array is left whole.
-    const bool cuttable = array->size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
-    Place inner = place;
-    inner.depth = place.depth + 1;
-    inner.array = array;
-    if (cuttable) {
-      Candidate candidate;
-      candidate.array = array;
-      candidate.part = place.part;
-      candidate.path = std::move(pointer);
-      candidate.count = array->size();
-      candidate.keep = array->size();
-      candidate.parent = place.parent;
-      candidate.parent_item = place.parent_item;
-      candidate.item_cost.reserve(array->size());
-      candidates_.push_back(std::move(candidate));
-      inner.parent = static_cast<int>(candidates_.size() - 1);
-    }
-    // --tables: as write_table writes it (keys once, then a row of scalars per item).
-    const bool table =
-        shows_as_table(*array, {0, array->size()}, *view_, place.depth, place.inherited);
-    if (table) {
-      count_table_head(*array);
-    } else {
-      counter_.add("[");
-    }
-    path.push_back(Segment{});
-    for (std::size_t i = 0; i < array->size(); ++i) {
-      const double item_before = counter_.fractional_tokens();
-      if (i != 0) counter_.add(",");
-      path.back() = Segment{.key = {}, .index = i, .is_index = true};
-      if (cuttable) inner.parent_item = i;
-      if (table) {
-        count_table_row((*array)[i].get_object());
-      } else {
-        walk((*array)[i], path, inner);
-      }
-      // candidates_ may have grown: index, do not hold a reference across walk().
-      if (cuttable) {
-        candidates_[inner.parent].item_cost.push_back(counter_.fractional_tokens() - item_before);
-      }
-    }
-    path.pop_back();
-    counter_.add(table ? "]}" : "]");
-    if (cuttable) {
-      Candidate& candidate = candidates_[inner.parent];
-      candidate.original_cost = counter_.fractional_tokens() - before;
-      candidate.shown_cost =
-          std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
-    }
+    walk_array(*array, path, place);
   } else if (object != nullptr) {
-    const FieldList* fields = projection_of(*view_, *object, place.array, place.inherited);
-    FieldList sub;
-    Place inner = place;
-    inner.depth = place.depth + 1;
-    inner.array = nullptr;
-    counter_.add("{");
-    bool first = true;
-    for (const json::key_value_pair& member : *object) {
-      const FieldUse use =
-          fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
-      if (use == FieldUse::kDrop) continue;
-      if (!first) counter_.add(",");
-      first = false;
-      counter_.add_json_string(member.key());
-      counter_.add(":");
-      path.push_back(Segment{.key = member.key(), .index = 0, .is_index = false});
-      inner.inherited = use == FieldUse::kPartial ? &sub : nullptr;
-      walk(member.value(), path, inner);
-      path.pop_back();
-    }
-    counter_.add("}");
+    walk_object(*object, path, place);
   } else if (const json::string* string = value.if_string();
              string != nullptr && view_->max_string_chars != 0 &&
              string->size() > view_->max_string_chars) {
@@ -123,6 +50,90 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
   } else {
     counter_.add_json(value);
   }
+}
+
+int CutPlanner::add_candidate(const json::array& array, std::string path, const Place& place) {
+  Candidate candidate;
+  candidate.array = &array;
+  candidate.part = place.part;
+  candidate.path = std::move(path);
+  candidate.count = array.size();
+  candidate.keep = array.size();
+  candidate.parent = place.parent;
+  candidate.parent_item = place.parent_item;
+  candidate.item_cost.reserve(array.size());
+  candidates_.push_back(std::move(candidate));
+  return static_cast<int>(candidates_.size() - 1);
+}
+
+void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path,
+                            const Place& place) {
+  const double before = counter_.fractional_tokens();
+  // Paths are spelled out only for arrays that may be cut: most nodes never need theirs.
+  std::string pointer;
+  if (array.size() > min_cut_items_) pointer = path_of(path);
+  // A path too long for a cursor could never be continued: such an array is left whole.
+  const bool cuttable = array.size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
+  Place inner = place;
+  inner.depth = place.depth + 1;
+  inner.array = &array;
+  if (cuttable) inner.parent = add_candidate(array, std::move(pointer), place);
+  // --tables: as write_table writes it (keys once, then a row of scalars per item).
+  const bool table = shows_as_table(array, {0, array.size()}, *view_, place.depth, place.inherited);
+  if (table) {
+    count_table_head(array);
+  } else {
+    counter_.add("[");
+  }
+  path.push_back(Segment{});
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const double item_before = counter_.fractional_tokens();
+    if (i != 0) counter_.add(",");
+    path.back() = Segment{.key = {}, .index = i, .is_index = true};
+    if (cuttable) inner.parent_item = i;
+    if (table) {
+      count_table_row(array[i].get_object());
+    } else {
+      walk(array[i], path, inner);
+    }
+    // candidates_ may have grown: index, do not hold a reference across walk().
+    if (cuttable) {
+      candidates_[inner.parent].item_cost.push_back(counter_.fractional_tokens() - item_before);
+    }
+  }
+  path.pop_back();
+  counter_.add(table ? "]}" : "]");
+  if (cuttable) {
+    Candidate& candidate = candidates_[inner.parent];
+    candidate.original_cost = counter_.fractional_tokens() - before;
+    candidate.shown_cost =
+        std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
+  }
+}
+
+void CutPlanner::walk_object(const json::object& object, std::vector<Segment>& path,
+                             const Place& place) {
+  const FieldList* fields = projection_of(*view_, object, place.array, place.inherited);
+  FieldList sub;
+  Place inner = place;
+  inner.depth = place.depth + 1;
+  inner.array = nullptr;
+  counter_.add("{");
+  bool first = true;
+  for (const json::key_value_pair& member : object) {
+    const FieldUse use =
+        fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
+    if (use == FieldUse::kDrop) continue;
+    if (!first) counter_.add(",");
+    first = false;
+    counter_.add_json_string(member.key());
+    counter_.add(":");
+    path.push_back(Segment{.key = member.key(), .index = 0, .is_index = false});
+    inner.inherited = use == FieldUse::kPartial ? &sub : nullptr;
+    walk(member.value(), path, inner);
+    path.pop_back();
+  }
+  counter_.add("}");
 }
 
 void CutPlanner::count_table_head(const json::array& array) {

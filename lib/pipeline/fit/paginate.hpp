@@ -117,6 +117,11 @@ class CutPlanner {
 
   std::string path_of(const std::vector<Segment>& segments);
   void walk(const boost::json::value& value, std::vector<Segment>& path, const Place& place);
+  void walk_array(const boost::json::array& array, std::vector<Segment>& path, const Place& place);
+  void walk_object(const boost::json::object& object, std::vector<Segment>& path,
+                   const Place& place);
+  // Registers `array` (at `path`) as one that may be cut; its index in candidates_.
+  int add_candidate(const boost::json::array& array, std::string path, const Place& place);
   // An array shown as a table (--tables): its head up to the first row, and one row.
   void count_table_head(const boost::json::array& array);
   void count_table_row(const boost::json::object& item);
