@@ -51,6 +51,16 @@ class ExpiringLruCache {
   std::uint64_t insert(std::shared_ptr<const Entry> entry, std::size_t bytes,
                        Clock::time_point now);
 
+  // Insert in two steps, for an entry whose id must be known before it is complete (the answer
+  // being composed names it in its cursors) and that may never be stored (an answer abandoned,
+  // or only computed for the log). reserve() takes the next id when `bytes` could be stored at
+  // all, and 0 (counted as rejected) when it alone exceeds max_bytes; it evicts nothing. An id
+  // never committed is never found. commit() stores `entry` under a reserved id as insert()
+  // would; false (counted as rejected) when `bytes` now exceeds max_bytes.
+  std::uint64_t reserve(std::size_t bytes);
+  bool commit(std::uint64_t id, std::shared_ptr<const Entry> entry, std::size_t bytes,
+              Clock::time_point now);
+
   // The entry, marked as just used; nullptr when unknown, evicted or expired.
   std::shared_ptr<const Entry> find(std::uint64_t id, Clock::time_point now);
 
@@ -108,20 +118,39 @@ template <class Entry>
 std::uint64_t ExpiringLruCache<Entry>::insert(std::shared_ptr<const Entry> entry, std::size_t bytes,
                                               Clock::time_point now) {
   drop_expired(now);
+  const std::uint64_t id = reserve(bytes);
+  if (id == 0 || !commit(id, std::move(entry), bytes, now)) return 0;
+  return id;
+}
+
+template <class Entry>
+std::uint64_t ExpiringLruCache<Entry>::reserve(std::size_t bytes) {
   if (bytes > max_bytes_) {
     ++stats_.rejected;
     return 0;
   }
+  return next_id_++;
+}
+
+template <class Entry>
+bool ExpiringLruCache<Entry>::commit(std::uint64_t id, std::shared_ptr<const Entry> entry,
+                                     std::size_t bytes, Clock::time_point now) {
+  drop_expired(now);
+  if (id == 0 || id >= next_id_ || index_.contains(id)) return false;  // not reserved, or stored
+  if (bytes > max_bytes_) {
+    ++stats_.rejected;
+    return false;
+  }
   // Allocate the list node and the index slot before evicting anything, so std::bad_alloc
   // leaves the cache as it was.
   Recency fresh;
-  fresh.push_back(Slot{next_id_, std::move(entry), bytes, now});
-  index_.emplace(next_id_, fresh.begin());
+  fresh.push_back(Slot{id, std::move(entry), bytes, now});
+  index_.emplace(id, fresh.begin());
   evict_for(bytes);
   recency_.splice(recency_.begin(), fresh);  // noexcept; iterators stay valid
   stats_.bytes += bytes;
   ++stats_.entries;
-  return next_id_++;
+  return true;
 }
 
 template <class Entry>

@@ -77,14 +77,8 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   }
   json::object& subject = joined ? *joined : result;
   const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
-  if (context.dry_run) {
-    // Observe mode: the same decisions against a cache of the same size, thrown away after, so
-    // a shadowed answer never evicts a result whose cursors are out there.
-    static const SpillWriter kNoSpill;
-    ResultCache scratch(cache_.max_bytes(), cache_.ttl());
-    RewriteJob job(budget, codec_, scratch, fetch_tool_, kNoSpill, context, subject);
-    return job.run(subject_tokens, is_error);
-  }
+  // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
+  // never evicts a result whose cursors are out there.
   RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);
   return job.run(subject_tokens, is_error);
 }

@@ -35,8 +35,7 @@ struct CallContext {
   bool rewrite = true;  // false: only the hard cap applies to this tool
   std::chrono::steady_clock::time_point now;
   std::chrono::system_clock::time_point wall_now;
-  // observe mode: the rewrite is computed for the log only, against a scratch cache, and nothing
-  // is spilled.
+  // observe mode: the rewrite is computed for the log only: nothing is cached or spilled.
   bool dry_run = false;
 };
 

@@ -126,9 +126,8 @@ void RewriteJob::cut_as_text(std::size_t limit) {
 }
 
 std::vector<std::size_t> RewriteJob::start_text_entry() {
-  // A fresh entry: the paginated one (if any) stays cached for cursors already composed, but
-  // none of them goes out. (JSON parts exist only once the JSON stages moved their values into
-  // that entry.)
+  // A fresh entry: the paginated one (if any) is dropped with its reservation, since none of its
+  // cursors goes out. (JSON parts exist only once the JSON stages moved their values into it.)
   const std::shared_ptr<CachedResult> paginated = entry_;
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;
@@ -222,8 +221,10 @@ json::object RewriteJob::text_meta(std::size_t part, std::size_t end, std::size_
 
 bool RewriteJob::cached() {
   if (entry_id_ != 0) return true;
-  spill_parts();
-  entry_id_ = cache_.insert(entry_, memory_bytes(*entry_), context_.now);
+  // Observe mode writes no files: nothing it computes is ever sent.
+  if (!context_.dry_run) spill_parts();
+  entry_bytes_ = memory_bytes(*entry_);
+  entry_id_ = cache_.reserve(entry_bytes_);
   record_.cache_entry = entry_id_;
   return entry_id_ != 0;
 }
@@ -340,6 +341,10 @@ std::optional<RewrittenResult> RewriteJob::finish() {
   bool changed = structured_.has_value();
   for (const PartOutput& output : outputs_) changed = changed || output.mode != Mode::kOriginal;
   if (!changed) return std::nullopt;
+  // The answer goes out with cursors into the entry: it is stored now, and only now.
+  if (entry_id_ != 0 && !context_.dry_run) {
+    cache_.commit(entry_id_, entry_, entry_bytes_, context_.now);
+  }
 
   RewrittenResult rewritten;
   rewritten.record = std::move(record_);

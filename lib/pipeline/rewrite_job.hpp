@@ -119,6 +119,8 @@ class RewriteJob : private FitSubject {
 
   boost::json::object text_meta(std::size_t part, std::size_t end, std::size_t total) const;
 
+  // Reserves the entry's id in the cache (spilling its parts first): false when it is too large
+  // to keep. finish() commits it once the answer goes out.
   bool cached();
 
   // --spill-dir: each part's full original goes to a file the answer names.
@@ -155,7 +157,8 @@ class RewriteJob : private FitSubject {
 
   ResultParts split_;
   std::shared_ptr<CachedResult> entry_;
-  std::uint64_t entry_id_ = 0;
+  std::uint64_t entry_id_ = 0;  // reserved in the cache; committed by finish()
+  std::size_t entry_bytes_ = 0;
   std::vector<PartOutput> outputs_;
   std::vector<double> weights_;
   std::vector<std::size_t> compact_tokens_;

@@ -21,7 +21,7 @@
 // The configuration is a Profile swapped whole by set_profile (a reload). Each request keeps the
 // profile it arrived under, and its answer is rewritten with that one: a reload never changes a
 // call half-way. Tools in observe mode get their answers byte-identical; what enforce would have
-// done is computed (against a scratch cache) and logged.
+// done is computed (nothing of it cached) and logged.
 
 #include <chrono>
 #include <cstdint>

@@ -366,3 +366,48 @@ TEST_CASE("cache: a random operation sequence matches a simple reference model")
     CHECK(cache.stats().rejected > 10);
   }
 }
+
+TEST_CASE("cache: a reserved id is found only once committed, and evicts nothing before") {
+  Cache cache(100, kTtl);
+  const auto a = cache.insert(text("a"), 80, kStart);
+  const auto reserved = cache.reserve(50);
+  CHECK(reserved == a + 1);
+  CHECK_FALSE(cache.find(reserved, kStart));
+  CHECK(cache.stats().entries == 1);  // a is still there: reserving evicts nothing
+  CHECK(cache.stats().evictions == 0);
+  // Inserts and reservations draw from one sequence of ids.
+  const auto b = cache.insert(text("b"), 10, kStart);
+  CHECK(b == reserved + 1);
+  REQUIRE(cache.commit(reserved, text("r"), 50, kStart));
+  CHECK(value_of(cache, reserved, kStart) == "r");
+  CHECK(cache.stats().evictions == 1);  // a (80) made room for the committed 50
+  CHECK(cache.stats().bytes == 60);
+}
+
+TEST_CASE("cache: a reservation too large is refused and counted; commits are checked") {
+  Cache cache(100, kTtl);
+  CHECK(cache.reserve(101) == 0);
+  CHECK(cache.stats().rejected == 1);
+  const auto id = cache.reserve(40);
+  CHECK_FALSE(cache.commit(id + 1, text("never reserved"), 10, kStart));
+  CHECK_FALSE(cache.commit(0, text("no id"), 10, kStart));
+  REQUIRE(cache.commit(id, text("x"), 40, kStart));
+  CHECK_FALSE(cache.commit(id, text("twice"), 40, kStart));
+  CHECK(cache.stats().entries == 1);
+  CHECK(value_of(cache, id, kStart) == "x");
+  // Limits lowered between the two steps: the commit is refused like an insert would be.
+  const auto late = cache.reserve(60);
+  cache.set_limits(50, kTtl, kStart);
+  CHECK_FALSE(cache.commit(late, text("late"), 60, kStart));
+  CHECK(cache.stats().rejected == 2);
+}
+
+TEST_CASE("cache: an id reserved and never committed costs nothing") {
+  Cache cache(100, kTtl);
+  for (int i = 0; i < 1000; ++i) cache.reserve(100);
+  CHECK(cache.stats().entries == 0);
+  CHECK(cache.stats().bytes == 0);
+  const auto a = cache.insert(text("a"), 100, kStart);
+  CHECK(a == 1001);
+  CHECK(value_of(cache, a, kStart) == "a");
+}

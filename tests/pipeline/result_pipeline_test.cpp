@@ -264,6 +264,46 @@ TEST_CASE("pipeline: the cache is charged what the parsed result takes, not noth
   CHECK(stats.bytes < text.size() * 10);
 }
 
+TEST_CASE("pipeline: observe mode computes the answer but stores nothing") {
+  Fixture fixture;
+  json::object result = text_result(ctxguard::to_json(numbered_items(500)));
+  auto observed =
+      fixture.pipeline.process(result, fixture.budget,
+                               ctxguard::pipeline::CallContext{.tool = "list",
+                                                               .rewrite = true,
+                                                               .now = fixture.now,
+                                                               .wall_now = fixture.wall_now,
+                                                               .dry_run = true});
+  REQUIRE(observed.has_value());
+  CHECK(observed->record.cache_entry != 0);  // what enforce mode would have cached
+  CHECK(fixture.cache.stats().entries == 0);
+  CHECK(fixture.cache.stats().bytes == 0);
+  // Its cursors lead nowhere: the entry was never stored.
+  const json::value page = parse(text_at(observed->result, 0));
+  const json::value cursor = page.at("_ctxguard").at("nextCursor");
+  CHECK(is_error(fixture.fetch_page({{"cursor", cursor}})));
+}
+
+TEST_CASE("pipeline: only the entry whose cursors go out is stored") {
+  // Pages cannot bring these records (one long string each, summarization off) within the hard
+  // cap: the paginated entry is abandoned and the result is cut as text.
+  auto budget = small_budget(1000);
+  budget.summarization = false;
+  Fixture fixture(budget);
+  json::array items;
+  for (int i = 0; i < 12; ++i) {
+    std::string note;
+    for (int word = 0; word < 3000; ++word) note += "w" + std::to_string(i * 1000 + word) + " ";
+    items.push_back(json::object{{"id", i}, {"note", note}});
+  }
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(items)));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(std::find(rewritten->record.stages.begin(), rewritten->record.stages.end(),
+                    std::string_view("hard-cap")) != rewritten->record.stages.end());
+  CHECK(fixture.cache.stats().entries == 1);
+  CHECK(rebuild_text(fixture, rewritten->result, 0) == ctxguard::to_json(items));
+}
+
 TEST_CASE("pipeline: JSON too large to parse within the cache size is chunked as text") {
   // An array of small numbers takes about 8 times its text once parsed (16 bytes a value), more
   // with the parser's stack: over a 4 MiB cache it is never parsed whole, but served as text.
