@@ -118,8 +118,9 @@ std::string trailer_text(const json::object& fields) {
   return to_json(json::object{{"_ctxguard", fields}});
 }
 
-json::object value_piece_fields(std::string_view path, bool is_string) {
-  return json::object{{"valuePath", path}, {"valueType", is_string ? "string" : "json"}};
+json::object value_piece_fields(std::string_view path, PieceOf pieces) {
+  return json::object{{"valuePath", path},
+                      {"valueType", pieces == PieceOf::kString ? "string" : "json"}};
 }
 
 void add_summary_fields(json::object& meta, const ViewStats& stats,
@@ -233,10 +234,10 @@ std::string settle_budget_fields(json::object& meta, std::size_t token_budget,
   return text;
 }
 
-json::object text_tool_result(std::string text, bool is_error) {
+json::object text_tool_result(std::string text, ToolResult kind) {
   json::object result{
       {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
-  if (is_error) result["isError"] = true;
+  if (kind == ToolResult::kError) result["isError"] = true;
   return result;
 }
 

@@ -98,7 +98,8 @@ boost::json::object chunk_metadata(const CachedPart& part, std::size_t part_inde
 // The `_ctxguard` fields of a piece of a JSON value fetched by path, which comes as text when it
 // is a string (its characters, unquoted) or too large for the budget (its JSON text): where the
 // value is, and which of the two the pieces hold.
-boost::json::object value_piece_fields(std::string_view path, bool is_string);
+enum class PieceOf { kString, kJsonText };
+boost::json::object value_piece_fields(std::string_view path, PieceOf pieces);
 
 // Adds what summarization did to `meta` (stringsCut, valuesCollapsed, projections, resultCursor)
 // and extends its hint; nothing when it did nothing.
@@ -106,7 +107,8 @@ void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
                         const std::vector<Projection>& projections,
                         const std::string& result_cursor, std::string_view fetch_tool);
 
-// A tool result of one text item; `is_error` marks problems the model can act on.
-boost::json::object text_tool_result(std::string text, bool is_error);
+// A tool result of one text item; kError marks problems the model can act on.
+enum class ToolResult { kAnswer, kError };
+boost::json::object text_tool_result(std::string text, ToolResult kind);
 
 }  // namespace ctxguard::pipeline

@@ -264,7 +264,8 @@ void Interceptor::observe_server(const json::value& element, const session::Rout
 Verdict Interceptor::fetch_failed(const json::value& id, mcp::Era era,
                                   WallClock::time_point wall_now, Clock::time_point started) {
   json::object result = pipeline::text_tool_result(
-      "ctxguard failed to read its cache for this cursor. Call the original tool again.", true);
+      "ctxguard failed to read its cache for this cursor. Call the original tool again.",
+      pipeline::ToolResult::kError);
   protocol_.stamp_own_result(result, era);
   const json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
   Verdict verdict{Verdict::Action::kReply, to_json(response)};

@@ -72,7 +72,7 @@ std::optional<FetchRefusal> FetchCall::answer_json_part() {
     if (!request_.query.empty()) {
       return FetchRefusal{.error = FetchError::kQueryOnString, .detail = path};
     }
-    answer_text(*string, 0, path, value_piece_fields(path, true));
+    answer_text(*string, 0, path, value_piece_fields(path, PieceOf::kString));
     return std::nullopt;
   }
   if (const json::array* array = value->if_array()) return answer_array(*array, path);
@@ -89,12 +89,12 @@ std::optional<FetchRefusal> FetchCall::answer_value_piece(const json::value& val
   const auto offset = static_cast<std::size_t>(request_.payload.offset);
   if (const json::string* string = value.if_string()) {
     if (offset > string->size()) return refusal(FetchError::kMismatch);
-    answer_text(*string, offset, path, value_piece_fields(path, true));
+    answer_text(*string, offset, path, value_piece_fields(path, PieceOf::kString));
     return std::nullopt;
   }
   const std::string subtree = to_json(value);
   if (offset > subtree.size()) return refusal(FetchError::kMismatch);
-  answer_text(subtree, offset, path, value_piece_fields(path, false));
+  answer_text(subtree, offset, path, value_piece_fields(path, PieceOf::kJsonText));
   return std::nullopt;
 }
 

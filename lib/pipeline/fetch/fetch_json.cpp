@@ -145,7 +145,7 @@ AnswerSize FetchCall::compose(json::object meta, const std::string& body) {
   std::string text = settle_budget_fields(
       meta, context_.budget.token_budget, 0,
       [&](const json::object& so_far) { return attach_metadata(body, so_far); }, tokens);
-  answer_.result = text_tool_result(std::move(text), false);
+  answer_.result = text_tool_result(std::move(text), ToolResult::kAnswer);
   return AnswerSize{.tokens = tokens};
 }
 
@@ -323,7 +323,7 @@ void FetchCall::answer_value(const json::value& value, const std::string& path) 
   const FitResult result = fit(subject, fit_options(), std::move(view));
   answer_.record.final_tokens = result.size.tokens;
   if (!result.fitted) {
-    answer_text(to_json(value), 0, path, value_piece_fields(path, false));
+    answer_text(to_json(value), 0, path, value_piece_fields(path, PieceOf::kJsonText));
   }
 }
 

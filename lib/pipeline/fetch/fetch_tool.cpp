@@ -12,7 +12,7 @@ namespace ctxguard::pipeline {
 namespace {
 
 void refuse(FetchAnswer& answer, const FetchRefusal& refusal) {
-  answer.result = text_tool_result(fetch_refusal_message(refusal), true);
+  answer.result = text_tool_result(fetch_refusal_message(refusal), ToolResult::kError);
   answer.record.stages = {"fetch-error"};
   answer.record.error = fetch_refusal_reason(refusal.error);
 }
