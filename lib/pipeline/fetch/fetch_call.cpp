@@ -1,7 +1,7 @@
 #include "pipeline/fetch/fetch_call.hpp"
 
 // Which answer a call gets: the cached part's kind (text or JSON) against the cursor's kind and
-// the arguments beside it (docs/protocol.md, "ctxguard_fetch").
+// the arguments beside it (docs/protocol.md section 5).
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 #pragma once
 // A ctxguard_fetch call's arguments, checked: what it asks for, or why it is refused. Refusals
-// are what the caller can fix (docs/protocol.md, "ctxguard_fetch"): each is one line of text in
+// are what the caller can fix (docs/protocol.md section 5): each is one line of text in
 // an isError tool result, never a protocol error.
 
 #include <chrono>

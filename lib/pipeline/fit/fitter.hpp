@@ -1,6 +1,6 @@
 #pragma once
 // The fit engine: brings the JSON of one answer within its budget, level by level
-// (docs/protocol.md, "Levels of fit"). First answers (RewriteJob: every JSON part of a result)
+// (docs/protocol.md sections 2.2-2.3). First answers (RewriteJob: every JSON part of a result)
 // and ctxguard_fetch (a page of one array, or the value at a path) both call fit() with what
 // differs between them, a FitSubject: the values, what the answer around them costs, and how the
 // answer is written. The levels, the planning rounds and the corrections applied when a written
