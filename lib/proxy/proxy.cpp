@@ -356,7 +356,7 @@ class Session {
     }
     // A client that stops reading must not keep ctxguard alive: sends below may wait for space.
     spawn(stop_after(settings_.lifecycle.kill_timeout));
-    for (const session::PendingRequest& request : abandoned) {
+    for (const Router::Pending& request : abandoned) {
       co_await to_client_.send(jsonrpc::make_error_response(
           request.id, jsonrpc::kConnectionClosed, reason + " before answering " + request.method));
     }
