@@ -147,7 +147,7 @@ ChildProcess::~ChildProcess() {
 int ChildProcess::take_stdin() { return std::exchange(stdin_fd_, -1); }
 int ChildProcess::take_stdout() { return std::exchange(stdout_fd_, -1); }
 
-void ChildProcess::signal_group(int signal) const {
+void ChildProcess::signal_group(int signal) {
   if (pid_ > 0) ::kill(-pid_, signal);
 }
 

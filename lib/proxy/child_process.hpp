@@ -27,7 +27,32 @@ struct ExitStatus {
   std::string describe() const;
 };
 
-class ChildProcess {
+// The MCP server's process as the session drives it: its exit and its process group.
+// ChildProcess is the real one; the session's tests drive a fake.
+class ServerProcess {
+ public:
+  virtual ~ServerProcess() = default;
+
+  virtual pid_t pid() const = 0;
+  // Reaps the process if it has exited (and, once it has, any exited member of its group);
+  // nullopt while it runs. Never blocks.
+  virtual std::optional<ExitStatus> try_wait() = 0;
+  // How it ended, once try_wait() has seen it.
+  virtual const std::optional<ExitStatus>& exit_status() const = 0;
+  // Sends `signal` to the whole process group. Quietly does nothing once it is empty.
+  virtual void signal_group(int signal) = 0;
+  // True while any process of the group is still running (the process or what it started).
+  virtual bool group_alive() const = 0;
+
+ protected:
+  ServerProcess() = default;
+  ServerProcess(const ServerProcess&) = default;
+  ServerProcess(ServerProcess&&) = default;
+  ServerProcess& operator=(const ServerProcess&) = default;
+  ServerProcess& operator=(ServerProcess&&) = default;
+};
+
+class ChildProcess final : public ServerProcess {
  public:
   // Starts `argv` (argv[0] is looked up on PATH like a shell would). Errors: the errno of the
   // failed spawn as a system error code, e.g. ENOENT for a command that does not exist.
@@ -37,25 +62,20 @@ class ChildProcess {
   ChildProcess& operator=(ChildProcess&&) = delete;
   ChildProcess(const ChildProcess&) = delete;
   // Kills and reaps whatever is left of the process group: no process outlives its owner.
-  ~ChildProcess();
+  ~ChildProcess() override;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const override { return pid_; }
 
   // The parent's ends of the pipes; ownership passes to the caller (each may be taken once).
   int take_stdin();
   int take_stdout();
 
-  // Sends `signal` to the child's whole process group. Quietly does nothing once it is empty.
-  void signal_group(int signal) const;
-  // True while any process of the group is still running (the child or what it started).
-  bool group_alive() const;
-
-  // Reaps the child if it has exited (and, once it has, any exited member of its group); nullopt
-  // while it runs. Never blocks.
-  std::optional<ExitStatus> try_wait();
+  void signal_group(int signal) override;
+  bool group_alive() const override;
+  std::optional<ExitStatus> try_wait() override;
+  const std::optional<ExitStatus>& exit_status() const override { return exit_; }
   // Blocks until the child exits and reaps it (for tools and tests; the proxy never blocks).
   ExitStatus wait();
-  const std::optional<ExitStatus>& exit_status() const { return exit_; }
 
  private:
   ChildProcess(pid_t pid, int stdin_fd, int stdout_fd);

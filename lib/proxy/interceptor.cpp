@@ -53,7 +53,7 @@ std::string_view string_or_empty(const json::object& object, std::string_view ke
 }
 
 // One line per message at debug: direction, kind, method, id, size and the answer's latency.
-void log_message(Direction direction, const session::Route& route, const json::value& id,
+void log_message(Direction direction, const Route& route, const json::value& id,
                  std::size_t bytes) {
   spdlog::debug(
       "{} {} {} id={} ({} bytes{})", to_string(direction), jsonrpc::to_string(route.kind),
@@ -168,7 +168,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   const auto routes = router_.observe(direction, message, now, profile_);
   bool changed = false;
   for (std::size_t i = 0; i < routes.size(); ++i) {
-    const session::Route& route = routes[i];
+    const Route& route = routes[i];
     if (route.kind == jsonrpc::Kind::kUnknown) {
       spdlog::warn("the {} sent JSON that is not a JSON-RPC message ({} bytes); forwarded",
                    sender(direction), line.size());
@@ -181,8 +181,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
     }
     if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
     // The profile the request came under; a response to no known request gets the current one.
-    const config::Profile& profile =
-        route.context ? *std::static_pointer_cast<const config::Profile>(route.context) : *profile_;
+    const config::Profile& profile = route.context ? *route.context : *profile_;
     const Answer answer{route,        message.envelopes[i].id, profile, now, wall_now, line.size(),
                         message.batch};
     try {
@@ -249,7 +248,7 @@ mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
   return first.value_or(protocol_.session_era());
 }
 
-void Interceptor::observe_server(const json::value& element, const session::Route& route) {
+void Interceptor::observe_server(const json::value& element, const Route& route) {
   if (route.kind == jsonrpc::Kind::kNotification) {
     protocol_.on_server_notification(element.as_object(), route.method);
     return;
@@ -343,7 +342,7 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
 }
 
 bool Interceptor::rewrite_response(json::value& response, const Answer& answer) {
-  const session::Route& route = answer.route;
+  const Route& route = answer.route;
   const config::Profile& profile = answer.profile;
   json::object* result = result_of(response);
   if (result == nullptr) {

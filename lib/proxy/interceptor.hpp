@@ -44,6 +44,10 @@
 
 namespace ctxguard::proxy {
 
+// Each request is routed with the profile it arrived under, and its answer is rewritten with it.
+using Router = session::SessionRouter<config::Profile>;
+using Route = session::Route<config::Profile>;
+
 struct Verdict {
   enum class Action {
     kForward,  // send the line as it came
@@ -82,8 +86,8 @@ class Interceptor {
   using CallSink = std::function<void(telemetry::CallEvent&&)>;
   void set_call_sink(CallSink sink) { call_sink_ = std::move(sink); }
 
-  session::SessionRouter& router() { return router_; }
-  const session::SessionRouter& router() const { return router_; }
+  Router& router() { return router_; }
+  const Router& router() const { return router_; }
   void set_spill_writer(pipeline::ResultPipeline::SpillWriter writer) {
     pipeline_.set_spill_writer(std::move(writer));
   }
@@ -99,7 +103,7 @@ class Interceptor {
  private:
   // What the rewrite of one response needs to know besides the response.
   struct Answer {
-    const session::Route& route;
+    const Route& route;
     const boost::json::value& id;
     const config::Profile& profile;
     Clock::time_point now;
@@ -111,7 +115,7 @@ class Interceptor {
   // A client message: what ProtocolState learns from it; the era of its (first) request.
   mcp::Era observe_client(const jsonrpc::Message& message);
   // A server message (one element of a batch): what ProtocolState learns from it.
-  void observe_server(const boost::json::value& element, const session::Route& route);
+  void observe_server(const boost::json::value& element, const Route& route);
   // A server line that is no JSON-RPC message (`why`), or a message that is none: dropped.
   Verdict drop_non_protocol(std::string_view line, std::string_view why);
   // The reply to a ctxguard_fetch whose answer failed (an exception: a bug, or no memory).
@@ -139,7 +143,7 @@ class Interceptor {
   void emit(telemetry::CallEvent&& event);
 
   config::ProfilePtr profile_;
-  session::SessionRouter router_;
+  Router router_;
   pipeline::ResultCache cache_;
   pipeline::ResultPipeline pipeline_;
   pipeline::FetchTool fetch_;

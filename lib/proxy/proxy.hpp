@@ -1,9 +1,12 @@
 #pragma once
 // The running proxy: the client on our stdin/stdout, the MCP server as a child on pipes.
 //
-// One io_context thread runs a reader coroutine per direction (frame -> parse -> route ->
-// forward) and a writer per output (see MessageWriter). The Interceptor decides each line: most
-// go out byte-identical, a few are rewritten or answered by ctxguard (docs/protocol.md).
+// run_proxy (proxy.cpp) only wires the real parts together: the child process, ctxguard's stdin
+// and stdout, the Interceptor, the ConfigReloader, telemetry's file and endpoint. The Session
+// (session.hpp) does the work on one io_context thread: a reader coroutine per direction (frame
+// -> parse -> route -> forward), a writer per output (MessageWriter), and the lifecycle. The
+// Interceptor decides each line: most go out byte-identical, a few are rewritten or answered by
+// ctxguard (docs/protocol.md).
 //
 // Lifecycle:
 //  - client closes stdin -> the server's stdin is closed after pending writes; if the server has

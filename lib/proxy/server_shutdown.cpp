@@ -21,13 +21,13 @@ constexpr milliseconds kLookInterval{10};
 
 }  // namespace
 
-ServerShutdown::ServerShutdown(asio::io_context& io, ChildProcess& child, milliseconds kill_timeout,
-                               std::function<void()> look)
-    : io_(io), child_(child), kill_timeout_(kill_timeout), look_(std::move(look)) {}
+ServerShutdown::ServerShutdown(asio::io_context& io, ServerProcess& server,
+                               milliseconds kill_timeout, std::function<void()> look)
+    : io_(io), server_(server), kill_timeout_(kill_timeout), look_(std::move(look)) {}
 
 bool ServerShutdown::group_gone() {
   look_();
-  return child_.exit_status() && !child_.group_alive();
+  return server_.exit_status() && !server_.group_alive();
 }
 
 asio::awaitable<bool> ServerShutdown::wait_until(std::function<bool()> done, milliseconds timeout) {
@@ -51,18 +51,18 @@ asio::awaitable<void> ServerShutdown::escalate(milliseconds grace) {
   // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into locals.
   const bool exited = co_await wait_gone(grace);
   if (exited) co_return;
-  spdlog::info("stopping the server (pid {}) with SIGTERM", child_.pid());
-  child_.signal_group(SIGTERM);
+  spdlog::info("stopping the server (pid {}) with SIGTERM", server_.pid());
+  server_.signal_group(SIGTERM);
   const bool terminated = co_await wait_gone(kill_timeout_);
   if (terminated) co_return;
-  spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", child_.pid(),
+  spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", server_.pid(),
                kill_timeout_.count());
-  child_.signal_group(SIGKILL);
+  server_.signal_group(SIGKILL);
 }
 
 asio::awaitable<void> ServerShutdown::kill_leftovers() {
   const bool gone = co_await wait_gone(kill_timeout_);
-  if (!gone) child_.signal_group(SIGKILL);
+  if (!gone) server_.signal_group(SIGKILL);
 }
 
 }  // namespace ctxguard::proxy

@@ -6,7 +6,7 @@
 // waits look every 10 ms. Each look first runs the session's `look` callback, which reaps the
 // child and handles its exit once, whichever of SIGCHLD and a look sees it first.
 //
-// Executor: the session's io_context thread; the ChildProcess outlives this object.
+// Executor: the session's io_context thread; the ServerProcess outlives this object.
 
 #include <chrono>
 #include <functional>
@@ -20,7 +20,7 @@ namespace ctxguard::proxy {
 
 class ServerShutdown {
  public:
-  ServerShutdown(boost::asio::io_context& io, ChildProcess& child,
+  ServerShutdown(boost::asio::io_context& io, ServerProcess& server,
                  std::chrono::milliseconds kill_timeout, std::function<void()> look);
 
   // True once an escalation has begun (it may have ended).
@@ -42,7 +42,7 @@ class ServerShutdown {
   bool group_gone();
 
   boost::asio::io_context& io_;
-  ChildProcess& child_;
+  ServerProcess& server_;
   std::chrono::milliseconds kill_timeout_;
   std::function<void()> look_;
   bool under_way_ = false;

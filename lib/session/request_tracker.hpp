@@ -3,7 +3,13 @@
 //
 // Ids are JSON values (number or string, occasionally null) and are matched by their exact JSON
 // form, so `1` and `"1"` are different requests, as JSON-RPC requires.
+//
+// `Context` is whatever the observer keeps with each request and gets back with its answer
+// (ctxguard: the configuration the call started under, so its answer is handled with it even
+// after a reload). It is held as a `shared_ptr<const Context>`, so it lives as long as some
+// request needs it.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -18,6 +24,10 @@ namespace ctxguard::session {
 
 using Clock = std::chrono::steady_clock;
 
+// The key a request is tracked under: its id's serialized JSON.
+std::string request_key(const boost::json::value& id);
+
+template <typename Context>
 struct PendingRequest {
   boost::json::value id;
   std::string method;
@@ -25,30 +35,46 @@ struct PendingRequest {
       subject;  // what the request is about: the tool of tools/call, the task of tasks/result
   Clock::time_point started;
   std::uint64_t sequence = 0;  // order of arrival, so abandoned requests are answered in order
-  // Whatever the observer attached when the request passed (ctxguard: the configuration the
-  // call started under, so its answer is handled with it even after a reload).
-  std::shared_ptr<const void> context;
+  std::shared_ptr<const Context> context;
 };
 
+template <typename Context>
 class RequestTracker {
  public:
+  using Pending = PendingRequest<Context>;
+
   // Records an outstanding request. Reusing an id that is still in flight is a peer bug; the newer
   // request replaces the older one because that is the one the next answer will be matched to.
   void track(const boost::json::value& id, std::string method, Clock::time_point now,
-             std::string subject = {}, std::shared_ptr<const void> context = {});
+             std::string subject = {}, std::shared_ptr<const Context> context = {}) {
+    pending_.insert_or_assign(request_key(id), Pending{id, std::move(method), std::move(subject),
+                                                       now, next_sequence_++, std::move(context)});
+  }
 
   // Removes and returns the request `id` answers, or nullopt for an unknown id.
-  std::optional<PendingRequest> resolve(const boost::json::value& id);
+  std::optional<Pending> resolve(const boost::json::value& id) {
+    auto node = pending_.extract(request_key(id));
+    if (node.empty()) return std::nullopt;
+    return std::move(node.mapped());
+  }
 
   // Removes all outstanding requests and returns them in the order they arrived.
-  std::vector<PendingRequest> take_all();
+  std::vector<Pending> take_all() {
+    std::vector<Pending> all;
+    all.reserve(pending_.size());
+    for (auto& [key, request] : pending_) all.push_back(std::move(request));
+    pending_.clear();
+    std::sort(all.begin(), all.end(),
+              [](const Pending& a, const Pending& b) { return a.sequence < b.sequence; });
+    return all;
+  }
 
-  bool contains(const boost::json::value& id) const;
+  bool contains(const boost::json::value& id) const { return pending_.contains(request_key(id)); }
 
   std::size_t size() const { return pending_.size(); }
 
  private:
-  std::unordered_map<std::string, PendingRequest> pending_;  // keyed by the id's serialized JSON
+  std::unordered_map<std::string, Pending> pending_;  // keyed by request_key
   std::uint64_t next_sequence_ = 0;
 };
 

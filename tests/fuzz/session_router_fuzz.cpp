@@ -114,7 +114,7 @@ struct Pending {
   std::string method;
   std::string subject;
   Clock::time_point started;
-  std::shared_ptr<const void> context;
+  std::shared_ptr<const std::size_t> context;
 };
 
 class Model {
@@ -145,7 +145,7 @@ class Model {
 // Feeds one message element to `state` as the interceptor does: the client's requests and
 // notifications, the server's results (with the method they answer) and notifications.
 void observe(ctxguard::mcp::ProtocolState& state, Direction direction, const json::value& element,
-             const ctxguard::session::Route& route) {
+             const ctxguard::session::Route<std::size_t>& route) {
   const json::object& object = element.as_object();
   if (direction == Direction::kClientToServer) {
     if (route.kind == Kind::kRequest) state.on_client_request(object, route.method);
@@ -191,7 +191,7 @@ std::string count_detail(std::size_t router, std::size_t model) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  ctxguard::session::SessionRouter router;
+  ctxguard::session::SessionRouter<std::size_t> router;
   ctxguard::mcp::ProtocolState protocol;
   Model model;
   const Clock::time_point start{};

@@ -1,11 +1,23 @@
 #include "session/request_tracker.hpp"
 
+#include <memory>
+
 #include <catch2/catch.hpp>
 
 using namespace ctxguard::session;
 
+namespace {
+
+// What a test keeps with each request.
+struct Note {
+  int number = 0;
+};
+using Tracker = RequestTracker<Note>;
+
+}  // namespace
+
 TEST_CASE("request tracker: a response id resolves the request and removes it") {
-  RequestTracker tracker;
+  Tracker tracker;
   const auto t0 = Clock::time_point{};
   tracker.track(1, "tools/call", t0);
   auto request = tracker.resolve(1);
@@ -16,7 +28,7 @@ TEST_CASE("request tracker: a response id resolves the request and removes it") 
 }
 
 TEST_CASE("request tracker: numeric and string ids with the same digits are different requests") {
-  RequestTracker tracker;
+  Tracker tracker;
   tracker.track(1, "a", {});
   tracker.track("1", "b", {});
   CHECK(tracker.size() == 2);
@@ -25,7 +37,7 @@ TEST_CASE("request tracker: numeric and string ids with the same digits are diff
 }
 
 TEST_CASE("request tracker: an unknown id resolves to nothing") {
-  RequestTracker tracker;
+  Tracker tracker;
   tracker.track(5, "x", {});
   CHECK_FALSE(tracker.resolve(6));
   CHECK_FALSE(tracker.resolve(nullptr));
@@ -33,7 +45,7 @@ TEST_CASE("request tracker: an unknown id resolves to nothing") {
 }
 
 TEST_CASE("request tracker: a reused id replaces the older request") {
-  RequestTracker tracker;
+  Tracker tracker;
   tracker.track(3, "old", {});
   tracker.track(3, "new", {});
   CHECK(tracker.size() == 1);
@@ -41,7 +53,7 @@ TEST_CASE("request tracker: a reused id replaces the older request") {
 }
 
 TEST_CASE("request tracker: take_all returns what is outstanding in arrival order") {
-  RequestTracker tracker;
+  Tracker tracker;
   for (int i = 0; i < 100; ++i) tracker.track(i * 7 % 100, "m" + std::to_string(i), {});
   tracker.resolve(7);  // i == 1
   auto all = tracker.take_all();
@@ -50,4 +62,16 @@ TEST_CASE("request tracker: take_all returns what is outstanding in arrival orde
   CHECK(all[1].method == "m2");
   CHECK(all.back().method == "m99");
   CHECK(tracker.size() == 0);
+}
+
+TEST_CASE("request tracker: the context kept with a request comes back with it") {
+  Tracker tracker;
+  const auto note = std::make_shared<const Note>(Note{7});
+  tracker.track("a", "tools/call", {}, "search", note);
+  tracker.track("b", "ping", {});
+  auto request = tracker.resolve("a");
+  REQUIRE(request);
+  CHECK(request->context == note);
+  CHECK(request->context->number == 7);
+  CHECK(tracker.resolve("b")->context == nullptr);
 }

@@ -1,6 +1,7 @@
 #include "session/session_router.hpp"
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -17,13 +18,19 @@ jsonrpc::Message parse(const std::string& line) {
   return std::move(*message);
 }
 
+// What a test keeps with each request.
+struct Note {
+  int number = 0;
+};
+using Router = SessionRouter<Note>;
+
 constexpr auto kClient = Direction::kClientToServer;
 constexpr auto kServer = Direction::kServerToClient;
 
 }  // namespace
 
 TEST_CASE("router: a response is matched to the tools/call it answers, with the elapsed time") {
-  SessionRouter router;
+  Router router;
   const Clock::time_point t0{};
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":4,"method":"tools/call"})"), t0);
   auto routes = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":4,"result":{}})"),
@@ -37,7 +44,7 @@ TEST_CASE("router: a response is matched to the tools/call it answers, with the 
 
 TEST_CASE("router: client and server id spaces are separate even when the ids overlap") {
   // server-everything sends roots/list with id 0 while the client's initialize is id 0 too.
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})"), {});
   router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})"), {});
   CHECK(router.in_flight(kClient) == 1);
@@ -54,20 +61,20 @@ TEST_CASE("router: client and server id spaces are separate even when the ids ov
 }
 
 TEST_CASE("router: no initialize is needed to recognise a tools/list answer") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":"a","method":"tools/list"})"), {});
   auto routes = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":"a","result":{}})"), {});
   CHECK(routes[0].method == kToolsList);
 }
 
 TEST_CASE("router: server/discover answers are recognised") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":1,"method":"server/discover"})"), {});
   CHECK(router.observe(kServer, parse(R"({"id":1,"result":{}})"), {})[0].method == kServerDiscover);
 }
 
 TEST_CASE("router: an error response resolves its request too") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":2,"method":"tools/call"})"), {});
   auto routes = router.observe(kServer, parse(R"({"id":2,"error":{"code":-32602}})"), {});
   CHECK(routes[0].method == kToolsCall);
@@ -75,7 +82,7 @@ TEST_CASE("router: an error response resolves its request too") {
 }
 
 TEST_CASE("router: an answer to an unknown id has an empty method and changes nothing") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"), {});
   auto routes = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":99,"result":{}})"), {});
   CHECK(routes[0].method.empty());
@@ -84,7 +91,7 @@ TEST_CASE("router: an answer to an unknown id has an empty method and changes no
 }
 
 TEST_CASE("router: every element of a batch is tracked and answered") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient,
                  parse(R"([{"id":1,"method":"tools/list"},{"id":2,"method":"tools/call"},)"
                        R"({"method":"notifications/initialized"}])"),
@@ -98,7 +105,7 @@ TEST_CASE("router: every element of a batch is tracked and answered") {
 }
 
 TEST_CASE("router: a cancelled request is forgotten, in the direction that sent it") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":5,"method":"tools/call"})"), {});
   router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":5,"method":"sampling/createMessage"})"),
                  {});
@@ -111,7 +118,7 @@ TEST_CASE("router: a cancelled request is forgotten, in the direction that sent 
 }
 
 TEST_CASE("router: malformed cancellations are ignored") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"id":5,"method":"tools/call"})"), {});
   for (const char* line : {R"({"method":"notifications/cancelled"})",
                            R"({"method":"notifications/cancelled","params":7})",
@@ -122,7 +129,7 @@ TEST_CASE("router: malformed cancellations are ignored") {
 }
 
 TEST_CASE("router: abandoned client requests come back in arrival order with their ids") {
-  SessionRouter router;
+  Router router;
   router.observe(kClient, parse(R"({"id":"b","method":"tools/call"})"), {});
   router.observe(kClient, parse(R"({"id":1,"method":"resources/read"})"), {});
   router.observe(kServer, parse(R"({"id":1,"method":"roots/list"})"), {});
@@ -135,7 +142,7 @@ TEST_CASE("router: abandoned client requests come back in arrival order with the
 }
 
 TEST_CASE("router: awaits_answer knows which ids a response would answer, per direction") {
-  SessionRouter router;
+  Router router;
   const Clock::time_point t0{};
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":"a","method":"tools/call"})"), t0);
   router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})"), t0);
@@ -150,4 +157,18 @@ TEST_CASE("router: awaits_answer knows which ids a response would answer, per di
       parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}})"),
       t0);
   CHECK_FALSE(router.awaits_answer(kServer, boost::json::value("a")));
+}
+
+TEST_CASE("router: the context given with a request comes back, typed, with its answer") {
+  Router router;
+  const auto first = std::make_shared<const Note>(Note{1});
+  const auto second = std::make_shared<const Note>(Note{2});
+  router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})"), {}, first);
+  router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":2,"method":"tools/call"})"), {}, second);
+  auto answer = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":2,"result":{}})"), {});
+  REQUIRE(answer[0].context == second);
+  CHECK(answer[0].context->number == 2);
+  const auto abandoned = router.abandon_client_requests();
+  REQUIRE(abandoned.size() == 1);
+  CHECK(abandoned[0].context == first);
 }
