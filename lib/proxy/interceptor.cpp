@@ -389,7 +389,8 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
         route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
     // Resources are no tool's: the global settings apply.
     if (profile.global().observe) return false;
-    const pipeline::CallContext context{name, true, answer.now, answer.wall_now};
+    const pipeline::CallContext context{
+        .tool = name, .rewrite = true, .now = answer.now, .wall_now = answer.wall_now};
     auto rewritten = pipeline_.process_resource(*result, profile.for_resources(), context);
     if (!rewritten) return false;  // only chunked resources are recorded
     response.as_object()["result"] = std::move(rewritten->result);
@@ -463,8 +464,13 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
     json::object copy;
     if (answer.in_batch) copy = result;
     json::object& subject = answer.in_batch ? copy : result;
-    auto would_be = pipeline_.process(
-        subject, budget, {tool, true, answer.now, answer.wall_now, true}, &original_tokens);
+    auto would_be = pipeline_.process(subject, budget,
+                                      {.tool = tool,
+                                       .rewrite = true,
+                                       .now = answer.now,
+                                       .wall_now = answer.wall_now,
+                                       .dry_run = true},
+                                      &original_tokens);
     measured();
     event.final_bytes = answer.line_bytes;
     if (would_be) {
@@ -476,7 +482,8 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
     }
     return false;
   }
-  const pipeline::CallContext context{tool, true, answer.now, answer.wall_now};
+  const pipeline::CallContext context{
+      .tool = tool, .rewrite = true, .now = answer.now, .wall_now = answer.wall_now};
   auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
   measured();
   if (!rewritten) return false;
