@@ -96,7 +96,7 @@ bool RewriteJob::chunk_texts() {
     compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
   }
   if (any) {
-    record_.stages.push_back("chunk");
+    record_.stages.emplace_back("chunk");
     compute_weights();
   }
   return any;

@@ -33,7 +33,7 @@ bool RewriteJob::fit_json() {
   // is rendered here only when compaction alone may be enough; otherwise the paginated
   // rendering below is minified anyway.
   const bool compacted = compaction_saves();
-  if (compacted) record_.stages.push_back("compact");
+  if (compacted) record_.stages.emplace_back("compact");
   if (compacted && compacted_total() <= budget_.token_budget && compact_fits()) return true;
 
   // Stages 2-4: pagination, summarization, projection, each level only when needed.
@@ -77,10 +77,10 @@ void RewriteJob::record_fit(const FitResult& result) {
       record_.items_shown += cut.shown;
     }
   }
-  if (paginated) record_.stages.push_back("paginate");
-  if (summarized) record_.stages.push_back("summarize");
-  if (!result.plan.projections.empty()) record_.stages.push_back("project");
-  if (tables) record_.stages.push_back("tables");
+  if (paginated) record_.stages.emplace_back("paginate");
+  if (summarized) record_.stages.emplace_back("summarize");
+  if (!result.plan.projections.empty()) record_.stages.emplace_back("project");
+  if (tables) record_.stages.emplace_back("tables");
 }
 
 void RewriteJob::add_values(CutPlanner& planner) {

@@ -96,7 +96,7 @@ class FetchCall {
   // The piece of `text` from byte `begin` that fits the budget and a trailing
   // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
   void answer_text(std::string_view text, std::size_t begin, const std::string& path,
-                   boost::json::object extra);
+                   const boost::json::object& extra);
   // The answer: `text` and the trailer.
   void set_text_answer(std::string_view text, const std::string& trailer);
 

@@ -263,7 +263,7 @@ void FetchCall::answer_item_as_text(const Page& page, const ArrayCut& shown) {
           part_index_, page.path, next, context_.limit, request_.fields, request_.query);
     }
   }
-  answer_text(to_json(page.array[index]), 0, item_path, std::move(item));
+  answer_text(to_json(page.array[index]), 0, item_path, item);
 }
 
 std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& array,

@@ -179,7 +179,7 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
 }
 
 void FetchCall::answer_text(std::string_view text, std::size_t begin, const std::string& path,
-                            json::object extra) {
+                            const json::object& extra) {
   std::size_t allowance = text_allowance(budget(), kMetadataTokens);
   std::string trailer;
   std::size_t end = 0;
