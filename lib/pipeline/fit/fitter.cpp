@@ -9,9 +9,8 @@ namespace ctxguard::pipeline {
 
 namespace {
 
-inline constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize,
-                                          FitLevel::kFewer,  FitLevel::kProject,
-                                          FitLevel::kShrink, FitLevel::kTighten};
+constexpr FitLevel kFitLevels[] = {FitLevel::kPages,   FitLevel::kSummarize, FitLevel::kFewer,
+                                   FitLevel::kProject, FitLevel::kShrink,    FitLevel::kTighten};
 
 // Planning rounds per tightening step (each step already removes a lot).
 constexpr int kTightenRounds = 2;

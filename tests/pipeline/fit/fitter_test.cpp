@@ -97,7 +97,7 @@ FitOptions options(std::size_t budget) {
                     .projection_rule = nullptr};
 }
 
-// The order of kFitLevels.
+// Levels are tried in the order FitLevel declares them.
 int rank(FitLevel level) { return static_cast<int>(level); }
 
 }  // namespace
