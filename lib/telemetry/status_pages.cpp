@@ -20,10 +20,7 @@ std::string_view health_status(const ProcessStatus& process) {
   return process.client_connected ? "ok" : "stopping";
 }
 
-}  // namespace
-
-std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& process) {
-  PrometheusText out;
+void write_process_metrics(PrometheusText& out, const ProcessStatus& process) {
   out.family("ctxguard_build_info", MetricType::kGauge, "The running ctxguard's version.");
   out.sample("ctxguard_build_info", {{"version", process.version}}, 1);
   out.family("ctxguard_start_time_seconds", MetricType::kGauge,
@@ -33,9 +30,10 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
   out.family("ctxguard_server_up", MetricType::kGauge,
              "1 while the MCP server ctxguard started is running.");
   out.sample("ctxguard_server_up", {}, process.server_running ? 1 : 0);
+}
 
-  traffic.write(out);
-
+// What the relay holds and has passed: lines, requests in flight, queues, alerts.
+void write_relay_metrics(PrometheusText& out, const ProcessStatus& process) {
   out.family("ctxguard_messages_total", MetricType::kCounter,
              "JSON-RPC lines relayed, by the peer that sent them.");
   out.sample("ctxguard_messages_total", {{"from", "client"}}, process.messages_from_client);
@@ -63,7 +61,9 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
   out.family("ctxguard_oversize_alerts_total", MetricType::kCounter,
              "Warnings that oversized answers exceeded the alert share of tool calls.");
   out.sample("ctxguard_oversize_alerts_total", {}, process.oversize_alerts);
+}
 
+void write_cache_metrics(PrometheusText& out, const ProcessStatus& process) {
   out.family("ctxguard_cache_entries", MetricType::kGauge,
              "Original results held for ctxguard_fetch.");
   out.sample("ctxguard_cache_entries", {}, process.cache.entries);
@@ -90,7 +90,10 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
     out.family(counter.name, MetricType::kCounter, counter.help);
     out.sample(counter.name, {}, counter.value);
   }
+}
 
+// Reloads, and the telemetry file's records when there is one.
+void write_side_metrics(PrometheusText& out, const ProcessStatus& process) {
   out.family("ctxguard_config_reloads_total", MetricType::kCounter,
              "Configuration reloads, by result (refused: the running configuration was kept).");
   out.sample("ctxguard_config_reloads_total", {{"result", "applied"}}, process.reloads_applied);
@@ -107,6 +110,17 @@ std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& pro
     out.sample("ctxguard_telemetry_records_total", {{"result", "failed"}},
                process.telemetry_file->failed);
   }
+}
+
+}  // namespace
+
+std::string metrics_page(const TrafficMetrics& traffic, const ProcessStatus& process) {
+  PrometheusText out;
+  write_process_metrics(out, process);
+  traffic.write(out);
+  write_relay_metrics(out, process);
+  write_cache_metrics(out, process);
+  write_side_metrics(out, process);
   return out.take();
 }
 
