@@ -497,3 +497,30 @@ TEST_CASE("query: a search goes on past a match too large for the budget") {
   }
   CHECK(ids == std::vector<std::int64_t>{0, 50, 100, 150, 200, 250});
 }
+
+TEST_CASE("tables: an array that fits as a table is not cut because it would not as objects") {
+  const auto bookings = [](int count, int first) {
+    json::array rows;
+    for (int i = first; i < first + count; ++i) {
+      rows.push_back(json::object{{"bookingId", "bk_" + std::to_string(i)},
+                                  {"status", i % 7 == 0 ? "cancelled" : "confirmed"},
+                                  {"checkInDate", "2026-12-01"},
+                                  {"totalAmount", 100 + i}});
+    }
+    return rows;
+  };
+  // As tables, cutting the long array to a page is enough; as objects, both would need cutting.
+  const std::string text = ctxguard::to_json(
+      json::value(json::object{{"long", bookings(400, 0)}, {"short", bookings(200, 1000)}}));
+  // As estimated: long 7,433 tokens as a table (947 for a page), 12,448 as objects (1,557);
+  // short 3,727 as a table, 6,225 as objects.
+  Fixture fixture(small_budget(6000));
+  fixture.budget.summary.tables = true;
+  auto rewritten = fixture.process(text_result(text));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(tokens_of(rewritten->result) <= fixture.budget.token_budget);
+  const json::value shown = parse(text_at(rewritten->result, 0));
+  CHECK(shown.at("long").at("rows").as_array().size() < 400);
+  CHECK(shown.at("short").at("rows").as_array().size() == 200);
+  CHECK_FALSE(shown.at("_ctxguard").as_object().contains("otherCuts"));
+}

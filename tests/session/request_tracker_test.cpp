@@ -9,10 +9,10 @@ using namespace ctxguard::session;
 namespace {
 
 // What a test keeps with each request.
-struct Note {
+struct RequestNote {
   int number = 0;
 };
-using Tracker = RequestTracker<Note>;
+using Tracker = RequestTracker<RequestNote>;
 
 }  // namespace
 
@@ -66,7 +66,7 @@ TEST_CASE("request tracker: take_all returns what is outstanding in arrival orde
 
 TEST_CASE("request tracker: the context kept with a request comes back with it") {
   Tracker tracker;
-  const auto note = std::make_shared<const Note>(Note{7});
+  const auto note = std::make_shared<const RequestNote>(RequestNote{7});
   tracker.track("a", "tools/call", {}, "search", note);
   tracker.track("b", "ping", {});
   auto request = tracker.resolve("a");

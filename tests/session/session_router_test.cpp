@@ -19,10 +19,10 @@ jsonrpc::Message parse(const std::string& line) {
 }
 
 // What a test keeps with each request.
-struct Note {
+struct RouteNote {
   int number = 0;
 };
-using Router = SessionRouter<Note>;
+using Router = SessionRouter<RouteNote>;
 
 constexpr auto kClient = Direction::kClientToServer;
 constexpr auto kServer = Direction::kServerToClient;
@@ -161,8 +161,8 @@ TEST_CASE("router: awaits_answer knows which ids a response would answer, per di
 
 TEST_CASE("router: the context given with a request comes back, typed, with its answer") {
   Router router;
-  const auto first = std::make_shared<const Note>(Note{1});
-  const auto second = std::make_shared<const Note>(Note{2});
+  const auto first = std::make_shared<const RouteNote>(RouteNote{1});
+  const auto second = std::make_shared<const RouteNote>(RouteNote{2});
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":1,"method":"tools/call"})"), {}, first);
   router.observe(kClient, parse(R"({"jsonrpc":"2.0","id":2,"method":"tools/call"})"), {}, second);
   auto answer = router.observe(kServer, parse(R"({"jsonrpc":"2.0","id":2,"result":{}})"), {});

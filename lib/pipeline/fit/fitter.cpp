@@ -110,7 +110,9 @@ class Fitter {
   }
 
   std::unique_ptr<CutPlanner> planner() {
-    if (priced_) return std::move(priced_);
+    // The priced planner saw whole values: it serves only a view that shows them whole.
+    if (priced_ && !result_.plan.view.summarizes()) return std::move(priced_);
+    priced_.reset();
     auto planner = std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items,
                                                 static_cast<double>(kTokensPerCursor));
     planner->set_view(result_.plan.view);

@@ -110,7 +110,8 @@ class FitSubject {
 // Fits `subject` starting from `view` (the caller's own projection, --tables), level by level,
 // until an answer it renders is within the budget or no level is left. `priced`: a planner that
 // already holds the subject's values as whole values (a first answer prices them once to decide
-// on compaction), used for the first planning round instead of pricing them again.
+// on compaction), used for the first planning round instead of pricing them again when `view`
+// shows values whole (with --tables it does not: that round prices them as tables).
 FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
               std::unique_ptr<CutPlanner> priced = nullptr);
 
