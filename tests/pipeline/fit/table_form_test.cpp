@@ -21,7 +21,7 @@ namespace json = boost::json;
 
 namespace {
 
-json::array parse_array(std::string_view text) {
+json::array rows_of(std::string_view text) {
   auto value = parse_json(text);
   REQUIRE(value.has_value());
   REQUIRE(value->is_array());
@@ -127,62 +127,62 @@ class UniformGenerator {
 }  // namespace
 
 TEST_CASE("table form: a uniform array of flat objects qualifies") {
-  CHECK(is_uniform_flat(parse_array(R"([{"id":1,"name":"a"},{"id":2,"name":"b"}])")));
-  CHECK(is_uniform_flat(parse_array(R"([{"id":1}])"), 1));
+  CHECK(is_uniform_flat(rows_of(R"([{"id":1,"name":"a"},{"id":2,"name":"b"}])")));
+  CHECK(is_uniform_flat(rows_of(R"([{"id":1}])"), 1));
 }
 
 TEST_CASE("table form: mixed value types in a column are fine") {
   CHECK(is_uniform_flat(
-      parse_array(R"([{"v":1,"w":null},{"v":"x","w":true},{"v":2.5,"w":18446744073709551615}])")));
+      rows_of(R"([{"v":1,"w":null},{"v":"x","w":true},{"v":2.5,"w":18446744073709551615}])")));
 }
 
 TEST_CASE("table form: keys in a different order do not qualify") {
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1,"name":"a"},{"name":"b","id":2}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1,"name":"a"},{"name":"b","id":2}])")));
 }
 
 TEST_CASE("table form: different key sets do not qualify") {
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1,"name":"a"},{"id":2}])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1},{"id":2,"name":"b"}])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1,"name":"a"},{"id":2,"nam":"b"}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1,"name":"a"},{"id":2}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1},{"id":2,"name":"b"}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1,"name":"a"},{"id":2,"nam":"b"}])")));
 }
 
 TEST_CASE("table form: a nested value does not qualify") {
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1,"tags":[]},{"id":2,"tags":[]}])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1,"o":1},{"id":2,"o":{}}])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"o":{"x":1}},{"o":2}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1,"tags":[]},{"id":2,"tags":[]}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1,"o":1},{"id":2,"o":{}}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"o":{"x":1}},{"o":2}])")));
 }
 
 TEST_CASE("table form: empty objects and non-objects do not qualify") {
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{},{}])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([1,2,3])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1},2])")));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1},[1]])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{},{}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([1,2,3])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1},2])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1},[1]])")));
 }
 
 TEST_CASE("table form: fewer than min_items do not qualify") {
-  const json::array two = parse_array(R"([{"id":1},{"id":2}])");
+  const json::array two = rows_of(R"([{"id":1},{"id":2}])");
   CHECK(is_uniform_flat(two, 2));
   CHECK_FALSE(is_uniform_flat(two, 3));
-  CHECK_FALSE(is_uniform_flat(parse_array(R"([{"id":1}])")));
+  CHECK_FALSE(is_uniform_flat(rows_of(R"([{"id":1}])")));
   CHECK_FALSE(is_uniform_flat(json::array{}, 0));  // no columns to name
 }
 
 TEST_CASE("table form: the whole array as a table") {
-  const json::array array = parse_array(R"([{"id":1,"name":"a"},{"id":2,"name":"b"}])");
+  const json::array array = rows_of(R"([{"id":1,"name":"a"},{"id":2,"name":"b"}])");
   CHECK(table_of(array, {0, 2}) == R"({"columns":["id","name"],"rows":[[1,"a"],[2,"b"]]})");
 }
 
 TEST_CASE("table form: windows show only their items, under all the columns") {
   const json::array array =
-      parse_array(R"([{"k":0,"v":"a"},{"k":1,"v":"b"},{"k":2,"v":"c"},{"k":3,"v":"d"}])");
+      rows_of(R"([{"k":0,"v":"a"},{"k":1,"v":"b"},{"k":2,"v":"c"},{"k":3,"v":"d"}])");
   CHECK(table_of(array, {1, 2}) == R"({"columns":["k","v"],"rows":[[1,"b"],[2,"c"]]})");
   CHECK(table_of(array, {3, 1}) == R"({"columns":["k","v"],"rows":[[3,"d"]]})");
   CHECK(table_of(array, {2, 0}) == R"({"columns":["k","v"],"rows":[]})");
 }
 
 TEST_CASE("table form: keys and values are written as the JSON writer writes them") {
-  const json::array array = parse_array(
-      R"([{"a\"b":5.0,"\n":"x\u0001y","名前":1e999},{"a\"b":-1,"\n":null,"名前":false}])");
+  const json::array array =
+      rows_of(R"([{"a\"b":5.0,"\n":"x\u0001y","名前":1e999},{"a\"b":-1,"\n":null,"名前":false}])");
   REQUIRE(is_uniform_flat(array));
   CHECK(table_of(array, {0, 2}) ==
         R"({"columns":["a\"b","\n","名前"],"rows":[[5.0,"x\u0001y",1e999],[-1,null,false]]})");
