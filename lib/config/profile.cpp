@@ -239,6 +239,12 @@ std::size_t Profile::largest_max_page_size() const {
   return largest;
 }
 
+std::size_t Profile::largest_hard_cap() const {
+  std::size_t largest = global_.configured.hard_cap;
+  for (const Resolved& rule : rules_) largest = std::max(largest, rule.configured.hard_cap);
+  return largest;
+}
+
 std::string Profile::describe() const {
   const auto table = setting_table();
   std::string out = fmt::format("# ctxguard effective configuration ({})\n",

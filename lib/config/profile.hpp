@@ -73,6 +73,8 @@ class Profile {
   bool lists_tools_like(const Profile& other) const;
   // The largest maxPageSize of any tool (what ctxguard_fetch's schema allows).
   std::size_t largest_max_page_size() const;
+  // The largest hardCap of any tool (the most any ctxguard_fetch answer takes).
+  std::size_t largest_hard_cap() const;
   // The observe mode of `tool`.
   bool observes(std::string_view tool) const { return for_tool(tool).observe; }
 

@@ -116,6 +116,13 @@ void ProtocolState::stamp_own_result(json::object& result, Era era) const {
   }
 }
 
+std::string_view ProtocolState::client_name() const {
+  const json::object* info = client_info_.if_object();
+  const json::value* name = info != nullptr ? info->if_contains("name") : nullptr;
+  return name != nullptr && name->is_string() ? std::string_view(name->get_string())
+                                              : std::string_view();
+}
+
 std::vector<std::string> ProtocolState::tools_list_changed() const {
   std::vector<std::string> messages;
   if (session_era_ == Era::kLegacy) {

@@ -76,6 +76,8 @@ class ProtocolState {
   // `_meta`, the server's from `initialize`, `server/discover` or any result's `_meta`.
   const boost::json::value& client_info() const { return client_info_; }
   const boost::json::value& server_info() const { return server_info_; }
+  // The client's `name` from client_info() (empty when unknown).
+  std::string_view client_name() const;
   std::size_t listen_streams() const { return streams_.size(); }
 
  private:

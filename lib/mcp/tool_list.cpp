@@ -1,5 +1,8 @@
 #include "mcp/tool_list.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace ctxguard::mcp {
@@ -62,8 +65,41 @@ json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
        json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
 }
 
-ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& profile) {
+namespace {
+
+// The most characters per estimated token in the estimator corpus is 4.96 (a pretty-printed JSON
+// file; docs/clients.md); 6 leaves a margin.
+constexpr std::size_t kCharsPerTokenCeiling = 6;
+constexpr std::size_t kClaudeCodeDefaultChars = 50'000;
+constexpr std::size_t kClaudeCodeMostChars = 500'000;
+
+// Sets the tool's size hint to `chars`, keeping the rest of its `_meta` and a larger hint the
+// server gave.
+void set_size_hint(json::object& tool, std::size_t chars) {
+  json::value& meta = tool["_meta"];
+  if (!meta.is_object()) meta = json::object{};
+  json::value& hint = meta.as_object()[kMaxResultSizeKey];
+  if (const auto given = hint.if_uint64(); given != nullptr && *given >= chars) return;
+  if (const auto given = hint.if_int64();
+      given != nullptr && *given >= 0 && static_cast<std::uint64_t>(*given) >= chars) {
+    return;
+  }
+  hint = chars;
+}
+
+}  // namespace
+
+std::size_t max_result_chars(std::size_t hard_cap) {
+  const std::size_t chars = hard_cap > kClaudeCodeMostChars / kCharsPerTokenCeiling
+                                ? kClaudeCodeMostChars
+                                : hard_cap * kCharsPerTokenCeiling;
+  return std::clamp(chars, kClaudeCodeDefaultChars, kClaudeCodeMostChars);
+}
+
+ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& profile,
+                                  std::string_view client) {
   ToolListEdit edit;
+  const bool size_hints = client == kClaudeCodeClient;
   json::array* tools = nullptr;
   if (json::value* found = result.if_contains("tools")) tools = found->if_array();
   if (tools == nullptr) return edit;
@@ -75,6 +111,11 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     const bool observed =
         name != nullptr && name->is_string() && profile.observes(name->get_string());
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
+    // An observed tool's answers pass as they came: Claude Code's own limit stays for them.
+    if (size_hints && !observed && name != nullptr && name->is_string()) {
+      set_size_hint(*object, max_result_chars(profile.for_tool(name->get_string()).hard_cap));
+      ++edit.size_hints;
+    }
     if (name != nullptr && name->is_string() && name->get_string() == kFetchToolName) {
       server_has_fetch_tool_ = true;
     }
@@ -92,10 +133,14 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     edit.fetch_tool_name = fetch_tool_name_;
     tools->push_back(fetch_tool_definition(fetch_tool_name_, profile.global().page_size,
                                            profile.largest_max_page_size()));
+    if (size_hints) {
+      set_size_hint(tools->back().as_object(), max_result_chars(profile.largest_hard_cap()));
+      ++edit.size_hints;
+    }
     edit.fetch_tool_added = true;
     server_has_fetch_tool_ = false;  // the next listing starts afresh
   }
-  edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added;
+  edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added || edit.size_hints > 0;
   return edit;
 }
 

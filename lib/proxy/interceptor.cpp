@@ -407,7 +407,8 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
 }
 
 bool Interceptor::rewrite_tool_list(json::object& result, const config::Profile& profile) {
-  const mcp::ToolListEdit edit = tool_list_.edit(result, profile);
+  // The client is the one stdio peer: the latest name it gave is the one that asked.
+  const mcp::ToolListEdit edit = tool_list_.edit(result, profile, protocol_.client_name());
   if (edit.fetch_tool_added) {
     if (edit.name_collision) {
       spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",

@@ -96,6 +96,23 @@ TEST_CASE("protocol state: the identities come from initialize, _meta and server
   REQUIRE(state.server_info() == kServerInfo);
 }
 
+TEST_CASE("protocol state: the client's name is its clientInfo's, when it is a string") {
+  ProtocolState state;
+  REQUIRE(state.client_name().empty());
+  state.on_client_request(
+      legacy_request(0, "initialize",
+                     json::object{{"clientInfo", json::object{{"name", "claude-code"}}}}),
+      "initialize");
+  REQUIRE(state.client_name() == "claude-code");
+  state.on_client_request(modern_request(1, "tools/list"), "tools/list");
+  REQUIRE(state.client_name() == "claude");
+  json::object odd = modern_request(2, "tools/list");
+  odd["params"].as_object()["_meta"].as_object()["io.modelcontextprotocol/clientInfo"] =
+      json::object{{"name", 7}};
+  state.on_client_request(odd, "tools/list");
+  REQUIRE(state.client_name().empty());
+}
+
 TEST_CASE("protocol state: ctxguard's own results carry resultType and serverInfo when modern") {
   ProtocolState state;
   json::object legacy{{"content", json::array{}}};

@@ -102,3 +102,45 @@ TEST_CASE("tool list: observed tools keep their outputSchema; all observed, noth
             .at("limit")
             .at("maximum") == 500);
 }
+
+TEST_CASE("tool list: for Claude Code every bounded tool says how large its results may be") {
+  const auto profile = profile_from(
+      "hardCap: 12000\ntools:\n  - match: big\n    hardCap: 30000\n  - match: watched\n"
+      "    mode: observe\n");
+  ToolListEditor editor;
+  json::object annotated = tool("plain");
+  annotated["_meta"] = json::object{{"vendor/x", 1}};
+  json::object result{
+      {"tools", json::array{annotated, tool("big"), tool("watched"), tool("generous")}}};
+  result.at("tools").as_array()[3].as_object()["_meta"] =
+      json::object{{"anthropic/maxResultSizeChars", 400000}};
+  const auto edit = editor.edit(result, *profile, ctxguard::mcp::kClaudeCodeClient);
+  REQUIRE(edit.changed);
+  CHECK(edit.size_hints == 4);  // plain, big, generous and ctxguard_fetch
+  const auto& tools = result.at("tools").as_array();
+  const auto hint = [&](std::size_t index) {
+    return tools[index].at("_meta").at("anthropic/maxResultSizeChars").to_number<std::int64_t>();
+  };
+  CHECK(hint(0) == 72000);                              // 12,000 tokens × 6
+  CHECK(tools[0].at("_meta").at("vendor/x") == 1);      // the server's _meta is kept
+  CHECK(hint(1) == 180000);                             // its own hard cap
+  CHECK_FALSE(tools[2].as_object().contains("_meta"));  // observed: passes untouched
+  CHECK(hint(3) == 400000);                             // a larger hint of the server's stays
+  CHECK(tools[4].at("name").as_string() == "ctxguard_fetch");
+  CHECK(hint(4) == 180000);                                  // the largest hard cap
+  CHECK(ctxguard::mcp::max_result_chars(1000) == 50000);     // never below Claude Code's default
+  CHECK(ctxguard::mcp::max_result_chars(200000) == 500000);  // nor above what it accepts
+}
+
+TEST_CASE("tool list: other clients, or none named, get no size hints") {
+  const auto profile = ctxguard::config::Profile::of({});
+  for (const std::string_view client : {"", "codex-mcp-client", "claude-ai", "Claude-Code"}) {
+    ToolListEditor editor;
+    json::object result{{"tools", json::array{tool("read")}}};
+    const auto edit = editor.edit(result, *profile, client);
+    CHECK(edit.size_hints == 0);
+    for (const json::value& each : result.at("tools").as_array()) {
+      CHECK_FALSE(each.as_object().contains("_meta"));
+    }
+  }
+}

@@ -44,16 +44,18 @@ const live = new Set();
 /**
  * Start a session and connect its client.
  * @param {keyof MODES} modeName
- * @param {{proxied?: boolean, ctxguardArgs?: string[]}} [opts]
+ * @param {{proxied?: boolean, ctxguardArgs?: string[], clientName?: string}} [opts]
+ *        clientName: the clientInfo.name the client announces (in `initialize`, or in every
+ *        request's _meta in 2026-07-28)
  */
-export async function openSession(modeName, { proxied = false, ctxguardArgs = [] } = {}) {
+export async function openSession(modeName, { proxied = false, ctxguardArgs = [], clientName } = {}) {
   const mode = MODES[modeName];
   if (!mode) throw new Error(`unknown mode ${modeName}`);
   const server = v2ServerCommand();
   const params = proxied
     ? { command: ctxguardBin(), args: [...ctxguardArgs, '--', server.command, ...server.args] }
     : { command: server.command, args: server.args };
-  const info = { name: `ctxguard-eras-${modeName}`, version: '1.0.0' };
+  const info = { name: clientName ?? `ctxguard-eras-${modeName}`, version: '1.0.0' };
   const capabilities = { elicitation: { form: {} } };
   let client;
   let transport;
