@@ -211,7 +211,18 @@ bool Profile::enforces_any() const {
                      [](const Resolved& rule) { return !rule.configured.observe; });
 }
 
-bool Profile::lists_tools_like(const Profile& other) const {
+bool Profile::lists_tools_like(const Profile& other, Listing listing) const {
+  if (listing == Listing::kSizeHints) {
+    const auto hard_caps = [](const Profile& profile) {
+      std::vector<std::pair<std::string_view, std::size_t>> list{
+          {"", profile.global_.configured.hard_cap}};
+      for (const Resolved& rule : profile.rules_) {
+        list.emplace_back(rule.glob, rule.configured.hard_cap);
+      }
+      return list;
+    };
+    if (hard_caps(*this) != hard_caps(other)) return false;
+  }
   if (enforces_any() != other.enforces_any() ||
       global_.configured.observe != other.global_.configured.observe ||
       global_.configured.page_size != other.global_.configured.page_size ||

@@ -69,8 +69,10 @@ class Profile {
   // Whether ctxguard rewrites anything: some tool is in enforce mode. When not, tools/list and
   // the instructions go out untouched too.
   bool enforces_any() const;
-  // Whether tools/list comes out the same under `other` (modes, ctxguard_fetch's limits).
-  bool lists_tools_like(const Profile& other) const;
+  // Whether tools/list comes out the same under `other` (modes, ctxguard_fetch's limits; with
+  // kSizeHints, for a client given each tool's size hint, the hard caps too).
+  enum class Listing { kPlain, kSizeHints };
+  bool lists_tools_like(const Profile& other, Listing listing = Listing::kPlain) const;
   // The largest maxPageSize of any tool (what ctxguard_fetch's schema allows).
   std::size_t largest_max_page_size() const;
   // The largest hardCap of any tool (the most any ctxguard_fetch answer takes).

@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "jsonrpc/message.hpp"
+#include "mcp/tool_list.hpp"
 #include "proxy/proxy.hpp"
 
 namespace ctxguard::proxy {
@@ -173,7 +174,11 @@ void Session::advance(SessionEvent event) {
 }
 
 void Session::apply_profile(config::ProfilePtr next) {
-  const bool relist = !next->lists_tools_like(*interceptor_.profile());
+  // Claude Code's tools/list holds each tool's hard cap (mcp::ToolListEditor).
+  const auto listing = interceptor_.protocol().client_name() == mcp::kClaudeCodeClient
+                           ? config::Profile::Listing::kSizeHints
+                           : config::Profile::Listing::kPlain;
+  const bool relist = !next->lists_tools_like(*interceptor_.profile(), listing);
   interceptor_.set_profile(std::move(next), std::chrono::steady_clock::now());
   if (!relist || !client_connected_) return;
   // A modern client hears of changes only on the listen streams it opened for them.

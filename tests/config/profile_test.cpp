@@ -221,6 +221,12 @@ tools:
   CHECK(after->lists_tools_like(*before));
   CHECK_FALSE(from_yaml("mode: observe\n")->lists_tools_like(*before));
   CHECK_FALSE(from_yaml("maxPageSize: 300\n")->lists_tools_like(*before));
+  // A hard cap shows in tools/list only for a client given size hints (Claude Code).
+  const ProfilePtr capped = from_yaml("hardCap: 9000\n");
+  CHECK(capped->lists_tools_like(*from_yaml("hardCap: 8000\n")));
+  using Listing = ctxguard::config::Profile::Listing;
+  CHECK_FALSE(capped->lists_tools_like(*from_yaml("hardCap: 8000\n"), Listing::kSizeHints));
+  CHECK(capped->lists_tools_like(*from_yaml("hardCap: 9000\n"), Listing::kSizeHints));
   // An observed tool keeps its outputSchema: rules with their own mode matter, in order.
   const ProfilePtr shadowed =
       from_yaml("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");

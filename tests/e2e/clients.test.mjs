@@ -5,6 +5,8 @@
 //     answers it bounds the hint (its hard cap × 6 characters, from 50,000 to 500,000), keeps the
 //     server's _meta, and leaves observed tools alone; every answer then fits its tool's hint.
 //   - Any other name, or none, gets tools/list exactly as before.
+//   - A reload that changes a hard cap changes Claude Code's listing: it gets
+//     notifications/tools/list_changed, and the new hints; another client gets no notification.
 //   - The name is learned from `initialize` (SDK 1.x, SDK v2 in legacy negotiation) or from each
 //     request's _meta["io.modelcontextprotocol/clientInfo"] (SDK v2 pinned to 2026-07-28, which
 //     sends no initialize).
@@ -13,6 +15,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 
 import {
@@ -24,6 +27,7 @@ import {
   removeDir,
   serverCommand,
   skipWithoutCtxguard,
+  waitFor,
 } from './lib/harness.mjs';
 import { closeAllV2Sessions, openSession } from './lib/v2-harness.mjs';
 
@@ -97,6 +101,27 @@ describe('client-specific tool lists', { skip: SKIP }, () => {
     const { tools } = await session.client.listTools();
     for (const tool of tools) assert.equal(tool._meta?.[HINT], undefined, tool.name);
     assert.ok(!tools.some((t) => t.name === FETCH));
+  });
+
+  test('a reload that changes the hard cap tells Claude Code, and only Claude Code', T, async () => {
+    const dir = makeTempDir();
+    const file = path.join(dir, 'ctxguard.yaml');
+    fs.writeFileSync(file, 'hardCap: 10000\n');
+    const listChanged = (session, from) => session.wire.slice(from)
+      .filter((m) => m.dir === 'in' && m.msg.method === 'notifications/tools/list_changed').length;
+    const claude = await connectProxied(serverCommand('filesystem', root), ['--config', file], { name: 'claude-code' });
+    const other = await connectProxied(serverCommand('filesystem', root), ['--config', file], { name: 'ctxguard-e2e' });
+    assert.equal((await claude.client.listTools()).tools[0]._meta?.[HINT], 60000);
+    const [claudeFrom, otherFrom] = [claude.wire.length, other.wire.length];
+    fs.writeFileSync(file, 'hardCap: 15000\n');
+    await waitFor(() => listChanged(claude, claudeFrom) === 1, 5000, 'notifications/tools/list_changed');
+    assert.equal((await claude.client.listTools()).tools[0]._meta?.[HINT], 90000);
+    // The other session has reloaded the same file by now (both poll every 100 ms).
+    await waitFor(() => /reloaded/.test(other.stderrText()), 5000, 'the other session\'s reload');
+    assert.equal(listChanged(other, otherFrom), 0);
+    await claude.close();
+    await other.close();
+    removeDir(dir);
   });
 
   for (const mode of ['pinned', 'legacy', 'sdk1']) {
