@@ -204,12 +204,20 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   return verdict;
 }
 
-CallEvent& Interceptor::add_event(CallKind kind, std::string_view tool, const Answer& answer) {
-  CallEvent& event = events_.emplace_back();
-  event.time = answer.wall_now;
-  event.id = answer.id;
+CallEvent Interceptor::new_event(CallKind kind, std::string_view tool, const json::value& id,
+                                 WallClock::time_point wall_now) const {
+  CallEvent event;
+  event.time = wall_now;
+  event.id = id;
   event.kind = kind;
   event.tool = std::string(tool);
+  // The client is the one stdio peer: the latest name it gave is the one that asked.
+  event.client = std::string(protocol_.client_name());
+  return event;
+}
+
+CallEvent& Interceptor::add_event(CallKind kind, std::string_view tool, const Answer& answer) {
+  CallEvent& event = events_.emplace_back(new_event(kind, tool, answer.id, answer.wall_now));
   event.original_bytes = answer.line_bytes;
   event.server_latency = answer.route.elapsed;
   return event;
@@ -268,11 +276,7 @@ Verdict Interceptor::fetch_failed(const json::value& id, mcp::Era era,
   protocol_.stamp_own_result(result, era);
   const json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
   Verdict verdict{Verdict::Action::kReply, to_json(response)};
-  CallEvent event;
-  event.time = wall_now;
-  event.id = id;
-  event.kind = CallKind::kFetch;
-  event.tool = fetch_.name();
+  CallEvent event = new_event(CallKind::kFetch, fetch_.name(), id, wall_now);
   event.stages = {"fetch-error"};
   event.outcome = telemetry::Outcome::kFetchFailed;
   event.error = "internal";
@@ -327,11 +331,8 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
                         {"result", std::move(answer.result)}};
   Verdict verdict{Verdict::Action::kReply, {}};
   write_json(verdict.text, response);
-  CallEvent event;
-  event.time = wall_now;
-  event.id = message.envelopes.front().id;
-  event.kind = CallKind::kFetch;
-  event.tool = answer.record.tool;
+  CallEvent event =
+      new_event(CallKind::kFetch, answer.record.tool, message.envelopes.front().id, wall_now);
   const std::string_view tool = fetched_tool(event.tool);
   event.budget = (tool.empty() ? profile.global() : profile.configured_for_tool(tool)).token_budget;
   take_record(event, std::move(answer.record));

@@ -136,6 +136,10 @@ class Interceptor {
   void remember_task(std::string_view task_id, std::string_view tool);
   // The tool a task runs, or "task:<id>" when its call was not seen.
   std::string task_tool(std::string_view task_id) const;
+  // A record of `kind` for `tool`, answering request `id`, with the client's name.
+  telemetry::CallEvent new_event(telemetry::CallKind kind, std::string_view tool,
+                                 const boost::json::value& id,
+                                 WallClock::time_point wall_now) const;
   telemetry::CallEvent& add_event(telemetry::CallKind kind, std::string_view tool,
                                   const Answer& answer);
   // The line's events are complete once its verdict is known: out to the sink.

@@ -150,6 +150,7 @@ std::string to_json_line(const CallEvent& event) {
   write_json(line, event.id);
   text("kind", to_string(event.kind));
   text("tool", event.tool);
+  if (!event.client.empty()) text("client", event.client);
   text("mode", event.observed ? "observe" : "enforce");
   text("outcome", to_string(event.outcome));
   line += ",\"stages\":[";
@@ -207,6 +208,7 @@ Result<CallEvent> parse_call_event(std::string_view line) {
   event.tool = std::string(*tool);
   event.outcome = *filed_under;
   if (const json::value* id = object->if_contains("id")) event.id = *id;
+  if (const json::string* client = text("client")) event.client = std::string(*client);
   if (const json::string* mode = text("mode")) event.observed = *mode == "observe";
   if (const json::value* stages = object->if_contains("stages")) {
     const json::array* list = stages->if_array();

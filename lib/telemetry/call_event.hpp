@@ -6,13 +6,14 @@
 //
 // One JSON object per line (docs/telemetry.md has the field reference):
 //   {"time":"2026-11-22T10:04:05.123Z","id":7,"kind":"call","tool":"list_bookings",
-//    "mode":"enforce","outcome":"paginated","stages":["compact","paginate"],"budget":4000,
+//    "client":"claude-code","mode":"enforce","outcome":"paginated","stages":["compact","paginate"],"budget":4000,
 //    "original_tokens":52011,"final_tokens":3871,"reduction_pct":92.56,"original_bytes":180233,
 //    "final_bytes":14020,"items_total":500,"items_shown":41,"over_budget":true,
 //    "pagination_used":true,"summarization_used":false,"chunking_used":false,
 //    "compaction_used":true,"proxy_ms":1.234,"server_ms":45.6}
-// `server_ms` is absent for fetches (the server is not asked) and `error` present on failed
-// fetches. The *_used flags are derived from `stages`; readers may ignore them.
+// `server_ms` is absent for fetches (the server is not asked), `client` when the client gave no
+// name, and `error` present on failed fetches. The *_used flags are derived from `stages`; readers
+// may ignore them.
 
 #include <chrono>
 #include <cstddef>
@@ -70,6 +71,7 @@ struct CallEvent {
   boost::json::value id;  // the JSON-RPC request id, as the client sent it (number or string)
   CallKind kind = CallKind::kCall;
   std::string tool;       // fetches: "ctxguard_fetch:<tool of the cached result>" when known
+  std::string client;     // the clientInfo.name of the client that asked; empty when unknown
   bool observed = false;  // observe mode: final_* are what enforce would have sent
   Outcome outcome = Outcome::kPassthrough;
   std::vector<std::string> stages;

@@ -34,6 +34,11 @@ std::string format_call_line(const CallEvent& event) {
   if (!event.id.is_null()) {
     fmt::format_to(std::back_inserter(line), " id={}", boost::json::serialize(event.id));
   }
+  // A name is the client's own text: quoted as JSON, so a space cannot forge a field.
+  if (!event.client.empty()) {
+    fmt::format_to(std::back_inserter(line), " client={}",
+                   boost::json::serialize(boost::json::string(event.client)));
+  }
   fmt::format_to(std::back_inserter(line), " proxy_ms={:.3f}", ms(event.proxy_latency));
   if (event.server_latency) {
     fmt::format_to(std::back_inserter(line), " server_ms={:.3f}", ms(*event.server_latency));

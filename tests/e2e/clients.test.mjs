@@ -9,7 +9,8 @@
 //     notifications/tools/list_changed, and the new hints; another client gets no notification.
 //   - The name is learned from `initialize` (SDK 1.x, SDK v2 in legacy negotiation) or from each
 //     request's _meta["io.modelcontextprotocol/clientInfo"] (SDK v2 pinned to 2026-07-28, which
-//     sends no initialize).
+//     sends no initialize), and it names the client in the decision log line
+//     (client="claude-code") and in the --telemetry-file record ("client").
 // Server: @modelcontextprotocol/server-filesystem over a generated tree; lib/v2-server.mjs for
 // the SDK v2 client.
 
@@ -61,8 +62,9 @@ describe('client-specific tool lists', { skip: SKIP }, () => {
     await direct.close();
     // What Claude Code would have written to a file without ctxguard.
     assert.ok(textChars(whole) > 100000, `${textChars(whole)} characters`);
-    const session = await connectProxied(serverCommand('filesystem', root), ['--hard-cap', '20000'],
-      { name: 'claude-code' });
+    const records = path.join(root, '..', `records-${process.pid}.jsonl`);
+    const session = await connectProxied(serverCommand('filesystem', root),
+      ['--hard-cap', '20000', '--telemetry-file', records], { name: 'claude-code' });
     const { tools } = await session.client.listTools();
     assert.deepEqual(tools.map((t) => t.name), [...served.map((t) => t.name), FETCH]);
     for (const tool of tools) {
@@ -84,6 +86,13 @@ describe('client-specific tool lists', { skip: SKIP }, () => {
     const next = await session.client.callTool({ name: FETCH, arguments: { cursor: trailer._ctxguard.nextCursor } });
     assert.ok(!next.isError, JSON.stringify(next));
     assert.ok(textChars(next) <= 120000);
+    await waitFor(() => /call tool=ctxguard_fetch:list_directory .* client="claude-code" proxy_ms=/.test(session.stderrText()),
+      5000, 'the fetch\'s decision line');
+    await session.close();
+    const written = fs.readFileSync(records, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    fs.rmSync(records);
+    assert.deepEqual(written.map((r) => [r.tool, r.client]),
+      [['list_directory', 'claude-code'], ['ctxguard_fetch:list_directory', 'claude-code']]);
   });
 
   test('other clients get the tool list as before', T, async () => {
@@ -130,6 +139,9 @@ describe('client-specific tool lists', { skip: SKIP }, () => {
       const { tools } = await session.client.listTools();
       assert.ok(tools.length > 1);
       for (const tool of tools) assert.equal(tool._meta?.[HINT], 72000, `${tool.name}: 12,000 × 6`);
+      await session.client.callTool({ name: 'list_rows', arguments: {} });
+      await waitFor(() => /call tool=list_rows .* client="claude-code" proxy_ms=/.test(session.stderrText()),
+        5000, 'the call\'s decision line naming the client');
       await session.close();
       const other = await openSession(mode, { proxied: true });
       for (const tool of (await other.client.listTools()).tools) assert.equal(tool._meta?.[HINT], undefined);

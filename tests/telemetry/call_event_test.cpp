@@ -16,6 +16,7 @@ CallEvent paginated_call() {
   event.id = 7;
   event.kind = CallKind::kCall;
   event.tool = "list_bookings";
+  event.client = "claude-code";
   event.stages = {"compact", "paginate"};
   event.outcome = outcome_of(event.kind, event.stages);
   event.budget = 4000;
@@ -40,6 +41,7 @@ TEST_CASE("call_event: a record is one JSON line with the seeds' fields and no p
   CHECK(object.at("time") == "2026-11-22T10:04:05.123Z");
   CHECK(object.at("id") == 7);
   CHECK(object.at("kind") == "call");
+  CHECK(object.at("client") == "claude-code");
   CHECK(object.at("mode") == "enforce");
   CHECK(object.at("outcome") == "paginated");
   CHECK(object.at("original_tokens") == 52011);
@@ -63,6 +65,7 @@ TEST_CASE("call_event: a written record reads back equal") {
   CHECK(back->id == event.id);
   CHECK(back->kind == event.kind);
   CHECK(back->tool == event.tool);
+  CHECK(back->client == "claude-code");
   CHECK(back->outcome == Outcome::kPaginated);
   CHECK(back->stages == event.stages);
   CHECK(back->budget == 4000);
@@ -89,6 +92,7 @@ TEST_CASE("call_event: a failed fetch keeps its reason and has no server time") 
   event.error = "expired";
   const std::string line = to_json_line(event);
   CHECK(line.find("server_ms") == std::string::npos);
+  CHECK(line.find("client") == std::string::npos);  // a client that gave no name
   auto back = parse_call_event(line);
   REQUIRE(back.has_value());
   CHECK(back->outcome == Outcome::kFetchFailed);
