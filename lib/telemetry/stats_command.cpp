@@ -32,6 +32,9 @@ po::options_description stats_options() {
     ("tool", po::value<std::vector<std::string>>()->value_name("GLOB")->composing(),
      "only tools matching GLOB ('*' any run, '?' one character; repeatable: any may match); "
      "fetches are filed as ctxguard_fetch:<tool>")
+    ("client", po::value<std::vector<std::string>>()->value_name("GLOB")->composing(),
+     "only calls of clients whose name (clientInfo.name, e.g. claude-code) matches GLOB "
+     "(repeatable: any may match)")
     ("outcome", po::value<std::vector<std::string>>()->value_name("NAME[,NAME...]")->composing(),
      "only these outcomes: passthrough, compacted, summarized, paginated, chunked, error, "
      "fetched, fetch-error")
@@ -150,6 +153,7 @@ std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
     return config::UsageError{"--since must be before --until"};
   }
   if (vm.count("tool")) filter.tool_globs = vm["tool"].as<std::vector<std::string>>();
+  if (vm.count("client")) filter.client_globs = vm["client"].as<std::vector<std::string>>();
   if (vm.count("outcome")) {
     auto outcomes = parse_names(vm["outcome"].as<std::vector<std::string>>(), "outcome",
                                 kAllOutcomes, [](std::string_view w) { return parse_outcome(w); });

@@ -86,9 +86,12 @@ bool StatsFilter::matches(const CallEvent& event) const {
       std::find(outcomes.begin(), outcomes.end(), event.outcome) == outcomes.end()) {
     return false;
   }
-  return tool_globs.empty() ||
-         std::any_of(tool_globs.begin(), tool_globs.end(),
-                     [&](const std::string& glob) { return glob_matches(glob, event.tool); });
+  const auto any_matches = [](const std::vector<std::string>& globs, std::string_view name) {
+    return globs.empty() || std::any_of(globs.begin(), globs.end(), [&](const std::string& glob) {
+             return glob_matches(glob, name);
+           });
+  };
+  return any_matches(tool_globs, event.tool) && any_matches(client_globs, event.client);
 }
 
 std::optional<TimePoint> parse_time_bound(std::string_view text, TimePoint now) {

@@ -32,6 +32,8 @@ struct StatsFilter {
   std::optional<TimePoint> since;       // inclusive
   std::optional<TimePoint> until;       // exclusive
   std::vector<std::string> tool_globs;  // any may match (glob_matches: '*' and '?')
+  // Any may match the client's name; a record without one has the empty name ("*" matches it).
+  std::vector<std::string> client_globs;
   std::vector<Outcome> outcomes;
   std::vector<CallKind> kinds;
 

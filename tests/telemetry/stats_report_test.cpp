@@ -213,6 +213,30 @@ TEST_CASE("stats: a tool glob keeps only matching tools") {
   CHECK(report_of(filter).total.calls == 4);
 }
 
+TEST_CASE("stats: a client glob keeps only that client's calls") {
+  const auto call = [](std::string client, std::size_t tokens) {
+    CallEvent event;
+    event.time = *parse_time("2026-11-27T01:00:00Z");
+    event.tool = "list";
+    event.client = std::move(client);
+    event.original_tokens = tokens;
+    return event;
+  };
+  StatsFilter filter;
+  filter.client_globs = {"claude-*"};
+  StatsAccumulator accumulator(filter);
+  CHECK(accumulator.add(call("claude-code", 100)));
+  CHECK(accumulator.add(call("claude-ai", 200)));
+  CHECK_FALSE(accumulator.add(call("codex-mcp-client", 400)));
+  CHECK_FALSE(accumulator.add(call("", 800)));  // a client that gave no name
+  const StatsReport report = accumulator.report();
+  CHECK(report.total.calls == 2);
+  CHECK(report.total.tokens_in == 300);
+  filter.client_globs = {"*"};
+  StatsAccumulator everyone(filter);
+  CHECK(everyone.add(call("", 800)));
+}
+
 TEST_CASE("stats: an outcome list keeps only those outcomes") {
   StatsFilter filter;
   filter.outcomes = {Outcome::kChunked, Outcome::kError};
