@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -107,18 +109,19 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
   for (json::value& tool : *tools) {
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
-    const json::value* name = object->if_contains("name");
-    const bool observed =
-        name != nullptr && name->is_string() && profile.observes(name->get_string());
+    // Copied: erasing or adding a member moves the object's members, and the name with them.
+    std::optional<std::string> name;
+    if (const json::value* given = object->if_contains("name"); given && given->is_string()) {
+      name.emplace(given->get_string());
+    }
+    const bool observed = name && profile.observes(*name);
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     // An observed tool's answers pass as they came: Claude Code's own limit stays for them.
-    if (size_hints && !observed && name != nullptr && name->is_string()) {
-      set_size_hint(*object, max_result_chars(profile.for_tool(name->get_string()).hard_cap));
+    if (size_hints && !observed && name) {
+      set_size_hint(*object, max_result_chars(profile.for_tool(*name).hard_cap));
       ++edit.size_hints;
     }
-    if (name != nullptr && name->is_string() && name->get_string() == kFetchToolName) {
-      server_has_fetch_tool_ = true;
-    }
+    if (name == kFetchToolName) server_has_fetch_tool_ = true;
   }
   const json::value* next = result.if_contains("nextCursor");
   edit.last_page = next == nullptr || next->is_null();

@@ -144,3 +144,17 @@ TEST_CASE("tool list: other clients, or none named, get no size hints") {
     }
   }
 }
+
+TEST_CASE("tool list: a tool whose name comes after its outputSchema is still recognised") {
+  // Erasing outputSchema moves the members after it; the name must be read before.
+  const auto profile = ctxguard::config::Profile::of({});
+  ToolListEditor editor;
+  json::object late{{"inputSchema", json::object{}},
+                    {"outputSchema", json::object{}},
+                    {"name", "ctxguard_fetch"}};
+  json::object result{{"tools", json::array{late}}};
+  const auto edit = editor.edit(result, *profile, ctxguard::mcp::kClaudeCodeClient);
+  CHECK(edit.name_collision);
+  CHECK(edit.size_hints == 2);
+  CHECK(result.at("tools").as_array().back().at("name") == "proxy_ctxguard_fetch");
+}
