@@ -42,7 +42,20 @@ const std::string& TrafficMetrics::tool_label(const std::string& tool) {
   return *tools_.insert(tool).first;
 }
 
+void TrafficMetrics::count_client(const std::string& client, Outcome outcome) {
+  std::string label = client.empty() ? std::string(kUnknownClient) : client;
+  if (!clients_.contains(label)) {
+    if (clients_.size() >= kMaxClients) {
+      label = kOtherTool;
+    } else {
+      clients_.insert(label);
+    }
+  }
+  ++by_client_[{std::move(label), outcome}];
+}
+
 void TrafficMetrics::add(const CallEvent& event) {
+  count_client(event.client, event.outcome);
   // Looked up by view: a call of a known tool allocates nothing.
   const std::string& tool = tool_label(event.tool);
   auto found = by_call_.find(KeyView{tool, event.outcome, event.observed});
@@ -147,6 +160,13 @@ void TrafficMetrics::write(PrometheusText& out) const {
       out.sample(family.name, {{"tool", key.first}, {"mode", mode_of(key.second)}},
                  totals.*family.field);
     }
+  }
+  out.family("ctxguard_client_calls_total", MetricType::kCounter,
+             "Calls as ctxguard_calls_total counts them, by the client's name (clientInfo.name; "
+             "unknown when it gave none) and outcome.");
+  for (const auto& [key, calls] : by_client_) {
+    out.sample("ctxguard_client_calls_total",
+               {{"client", key.first}, {"outcome", to_string(key.second)}}, calls);
   }
   out.family("ctxguard_cursor_errors_total", MetricType::kCounter,
              "ctxguard_fetch calls refused for their cursor, by reason.");

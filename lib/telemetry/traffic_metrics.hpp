@@ -2,7 +2,8 @@
 // The running totals behind /metrics and /health, fed with every call record: counters by tool,
 // outcome and mode, histograms of latencies and answer sizes, fetch failures by reason. Memory
 // is bounded whatever the traffic: at most `max_tools` tool names get their own label, later
-// ones are counted under tool="other" (a client may call tools by any name).
+// ones are counted under tool="other" (a client may call tools by any name), and at most
+// kMaxClients client names (clientInfo.name) theirs, later ones under client="other".
 //
 // Thread: one owner (the io thread); the /metrics handler reads on the same thread.
 
@@ -49,6 +50,10 @@ class TrafficMetrics {
  public:
   static constexpr std::size_t kDefaultMaxTools = 200;
   static constexpr std::string_view kOtherTool = "other";
+  // One process serves one client, whose name may change only between requests of the 2026-07-28
+  // era (each names its client): a few names are plenty.
+  static constexpr std::size_t kMaxClients = 8;
+  static constexpr std::string_view kUnknownClient = "unknown";
 
   explicit TrafficMetrics(std::size_t max_tools = kDefaultMaxTools);
 
@@ -83,12 +88,16 @@ class TrafficMetrics {
   };
 
   const std::string& tool_label(const std::string& tool);
+  // Counts a call of `client` (empty: it gave no name) under its label.
+  void count_client(const std::string& client, Outcome outcome);
 
   std::size_t max_tools_;
   std::set<std::string, std::less<>> tools_;
   std::string other_{kOtherTool};
   std::map<Key, Totals, KeyLess> by_call_;
   std::map<std::string, std::uint64_t, std::less<>> cursor_errors_;
+  std::map<std::pair<std::string, Outcome>, std::uint64_t> by_client_;
+  std::set<std::string, std::less<>> clients_;
   Histogram proxy_latency_;
   Histogram server_latency_;
   Histogram original_tokens_;

@@ -469,6 +469,10 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     assert.equal(calls('no_such_tool', 'passthrough'), 1);
     assert.equal(calls('', 'error'), 1);
     assert.equal(m.filter((x) => x.name === 'ctxguard_calls_total').reduce((a, x) => a + x.value, 0), 7);
+    // The same calls by the client that made them (the harness's SDK client names itself).
+    const byClient = m.filter((x) => x.name === 'ctxguard_client_calls_total');
+    assert.deepEqual([...new Set(byClient.map((x) => x.labels.client))], ['ctxguard-e2e']);
+    assert.equal(byClient.reduce((a, x) => a + x.value, 0), 7);
     assert.equal(sample(m, 'ctxguard_cursor_errors_total', { reason: 'forged' }), 1);
     for (const reason of ['missing', 'malformed', 'expired', 'evicted', 'mismatch']) {
       assert.equal(sample(m, 'ctxguard_cursor_errors_total', { reason }), 0, reason);

@@ -158,6 +158,37 @@ TEST_CASE("status pages: tools beyond the label limit are counted as other") {
         "<absent>");
 }
 
+TEST_CASE("status pages: calls are counted by client, a few names at most") {
+  TrafficMetrics traffic;
+  CallEvent call = event("list", Outcome::kPaginated, 50000, 3800, true);
+  call.client = "claude-code";
+  traffic.add(call);
+  traffic.add(call);
+  call.client = "";
+  traffic.add(call);
+  for (std::size_t i = 0; i < TrafficMetrics::kMaxClients + 3; ++i) {
+    call.client = "client-" + std::to_string(i);
+    traffic.add(call);
+  }
+  const std::string page = metrics_page(traffic, {});
+  CHECK(sample_value(page,
+                     R"(ctxguard_client_calls_total{client="claude-code",outcome="paginated"})") ==
+        "2");
+  CHECK(sample_value(
+            page, R"(ctxguard_client_calls_total{client="unknown",outcome="paginated"})") == "1");
+  // claude-code and unknown took two of the labels: six more names get theirs, five go to other.
+  CHECK(sample_value(
+            page, R"(ctxguard_client_calls_total{client="client-5",outcome="paginated"})") == "1");
+  CHECK(
+      sample_value(page, R"(ctxguard_client_calls_total{client="client-6",outcome="paginated"})") ==
+      "<absent>");
+  CHECK(sample_value(page, R"(ctxguard_client_calls_total{client="other",outcome="paginated"})") ==
+        "5");
+  const auto checked = ctxguard::testing::promtool_check(page);
+  INFO(checked.output);
+  CHECK(checked.exit_code == 0);
+}
+
 TEST_CASE("status pages: /health reports adoption, sizes and the server") {
   const HealthPage page = health_page(sample_traffic(), sample_process());
   CHECK(page.status == 200);
