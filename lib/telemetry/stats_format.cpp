@@ -194,6 +194,12 @@ std::string format_json(const StatsReport& report) {
     add_group_json(object, tool.stats);
     tools.push_back(std::move(object));
   }
+  json::array clients;
+  for (const ClientStats& client : report.clients) {
+    json::object object{{"client", client.client}};
+    add_group_json(object, client.stats);
+    clients.push_back(std::move(object));
+  }
   json::array outcomes;
   for (const OutcomeStats& outcome : report.outcomes) {
     json::object object{{"outcome", to_string(outcome.outcome)}};
@@ -214,6 +220,7 @@ std::string format_json(const StatsReport& report) {
       {"total", std::move(total)},
       {"observe", std::move(observe)},
       {"tools", std::move(tools)},
+      {"clients", std::move(clients)},
       {"outcomes", std::move(outcomes)},
       {"groups", std::move(groups)},
   };
@@ -281,6 +288,16 @@ std::string format_table(const StatsReport& report) {
   for (const ToolStats& tool : report.tools)
     tools.add(group_row(table_name(tool.tool), tool.stats));
   out += "\nBy tool (most tokens saved first; latencies in ms)\n" + tools.render("  ");
+
+  if (!report.clients.empty()) {
+    TextTable clients(group_header("client"));
+    for (const ClientStats& client : report.clients) {
+      clients.add(
+          group_row(client.client.empty() ? std::string("(no name)") : table_name(client.client),
+                    client.stats));
+    }
+    out += "\nBy client (clientInfo.name)\n" + clients.render("  ");
+  }
 
   TextTable outcomes(group_header("outcome"));
   for (const OutcomeStats& outcome : report.outcomes) {

@@ -158,25 +158,7 @@ double ObserveStats::saved_percent() const {
 
 StatsAccumulator::StatsAccumulator(StatsFilter filter) : filter_(std::move(filter)) {}
 
-bool StatsAccumulator::add(const CallEvent& event) {
-  ++records_read_;
-  if (!filter_.matches(event)) return false;
-  ++records_matched_;
-  if (!first_time_ || event.time < *first_time_) first_time_ = event.time;
-  if (!last_time_ || event.time > *last_time_) last_time_ = event.time;
-
-  if (event.observed) {
-    auto found = observed_.find(event.tool);
-    if (found == observed_.end()) found = observed_.emplace(event.tool, ObserveStats{}).first;
-    ++found->second.calls;
-    found->second.tokens_in += event.original_tokens;
-    found->second.tokens_out += event.final_tokens;
-    return true;
-  }
-
-  auto found = tools_.find(event.tool);
-  if (found == tools_.end()) found = tools_.emplace(event.tool, ToolBuckets{}).first;
-  Bucket& bucket = found->second[static_cast<std::size_t>(event.outcome)];
+void StatsAccumulator::count(Bucket& bucket, const CallEvent& event) {
   GroupStats& sums = bucket.sums;
   ++sums.calls;
   if (event.kind == CallKind::kFetch) {
@@ -198,6 +180,30 @@ bool StatsAccumulator::add(const CallEvent& event) {
   sums.bytes_out += event.final_bytes;
   bucket.proxy_ms.push_back(milliseconds(event.proxy_latency));
   if (event.server_latency) bucket.server_ms.push_back(milliseconds(*event.server_latency));
+}
+
+bool StatsAccumulator::add(const CallEvent& event) {
+  ++records_read_;
+  if (!filter_.matches(event)) return false;
+  ++records_matched_;
+  if (!first_time_ || event.time < *first_time_) first_time_ = event.time;
+  if (!last_time_ || event.time > *last_time_) last_time_ = event.time;
+
+  if (event.observed) {
+    auto found = observed_.find(event.tool);
+    if (found == observed_.end()) found = observed_.emplace(event.tool, ObserveStats{}).first;
+    ++found->second.calls;
+    found->second.tokens_in += event.original_tokens;
+    found->second.tokens_out += event.final_tokens;
+    return true;
+  }
+
+  auto found = tools_.find(event.tool);
+  if (found == tools_.end()) found = tools_.emplace(event.tool, ToolBuckets{}).first;
+  count(found->second[static_cast<std::size_t>(event.outcome)], event);
+  auto client = clients_.find(event.client);
+  if (client == clients_.end()) client = clients_.emplace(event.client, Bucket{}).first;
+  count(client->second, event);
   return true;
 }
 
@@ -241,6 +247,21 @@ StatsReport StatsAccumulator::report() {
     const auto saved_b = b.stats.tokens_saved();
     return saved_a != saved_b ? saved_a > saved_b : a.tool < b.tool;
   });
+
+  bool named = false;
+  for (const auto& [client, bucket] : clients_) {
+    GroupBuilder builder;
+    builder.add(bucket);
+    report.clients.push_back({client, builder.finish()});
+    named = named || !client.empty();
+  }
+  if (!named) report.clients.clear();  // older files: no record names its client
+  std::sort(report.clients.begin(), report.clients.end(),
+            [](const ClientStats& a, const ClientStats& b) {
+              const auto saved_a = a.stats.tokens_saved();
+              const auto saved_b = b.stats.tokens_saved();
+              return saved_a != saved_b ? saved_a > saved_b : a.client < b.client;
+            });
 
   for (const auto& [tool, stats] : observed_) {
     report.observe.calls += stats.calls;

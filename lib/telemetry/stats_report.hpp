@@ -98,6 +98,10 @@ struct ToolStats {
   std::string tool;
   GroupStats stats;
 };
+struct ClientStats {
+  std::string client;  // clientInfo.name; empty for records of a client that gave none
+  GroupStats stats;
+};
 struct OutcomeStats {
   Outcome outcome = Outcome::kPassthrough;
   GroupStats stats;
@@ -130,6 +134,7 @@ struct StatsReport {
   GroupStats total;  // enforce mode only
   ObserveStats observe;
   std::vector<ToolStats> tools;            // by tokens saved, most first; then by name
+  std::vector<ClientStats> clients;        // likewise; empty when no record names a client
   std::vector<OutcomeStats> outcomes;      // in kAllOutcomes order; only outcomes seen
   std::vector<ToolOutcomeStats> groups;    // by tool name, then outcome
   std::vector<ToolObserveStats> observed;  // observe mode per tool, by tokens saved
@@ -159,6 +164,9 @@ class StatsAccumulator {
   // Indexed by Outcome; a bucket without calls was not seen.
   using ToolBuckets = std::array<Bucket, std::size(kAllOutcomes)>;
 
+  // Adds the event's sums and latency samples to `bucket`.
+  static void count(Bucket& bucket, const CallEvent& event);
+
   StatsFilter filter_;
   std::size_t records_read_ = 0;
   std::size_t records_matched_ = 0;
@@ -166,6 +174,7 @@ class StatsAccumulator {
   std::optional<TimePoint> first_time_;
   std::optional<TimePoint> last_time_;
   std::map<std::string, ToolBuckets, std::less<>> tools_;
+  std::map<std::string, Bucket, std::less<>> clients_;  // enforce mode, summed over outcomes
   std::map<std::string, ObserveStats, std::less<>> observed_;
 };
 

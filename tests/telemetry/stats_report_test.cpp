@@ -237,6 +237,45 @@ TEST_CASE("stats: a client glob keeps only that client's calls") {
   CHECK(everyone.add(call("", 800)));
 }
 
+TEST_CASE("stats: calls are summed by client, most tokens saved first") {
+  const auto call = [](std::string client, std::size_t in, std::size_t out) {
+    CallEvent event;
+    event.time = *parse_time("2026-11-27T01:00:00Z");
+    event.tool = "list";
+    event.client = std::move(client);
+    event.original_tokens = in;
+    event.final_tokens = out;
+    event.proxy_latency = std::chrono::milliseconds(2);
+    return event;
+  };
+  StatsAccumulator accumulator;
+  accumulator.add(call("codex-mcp-client", 1000, 900));
+  accumulator.add(call("claude-code", 9000, 3000));
+  accumulator.add(call("claude-code", 5000, 4000));
+  accumulator.add(call("", 700, 700));
+  const StatsReport report = accumulator.report();
+  REQUIRE(report.clients.size() == 3);
+  CHECK(report.clients[0].client == "claude-code");
+  CHECK(report.clients[0].stats.calls == 2);
+  CHECK(report.clients[0].stats.tokens_saved() == 7000);
+  CHECK(report.clients[0].stats.proxy.samples == 2);
+  CHECK(report.clients[1].client == "codex-mcp-client");
+  CHECK(report.clients[2].client.empty());
+  const std::string table = format_table(report);
+  CHECK_THAT(table, Catch::Contains("By client"));
+  CHECK_THAT(table, Catch::Contains("(no name)"));
+  const json::value document = json::parse(format_json(report));
+  CHECK(document.at("clients").as_array().size() == 3);
+  CHECK(document.at("clients").at(0).at("client") == "claude-code");
+
+  // Records of a version that did not name clients: no such section.
+  StatsAccumulator older;
+  older.add(call("", 700, 700));
+  const StatsReport unnamed = older.report();
+  CHECK(unnamed.clients.empty());
+  CHECK_THAT(format_table(unnamed), !Catch::Contains("By client"));
+}
+
 TEST_CASE("stats: an outcome list keeps only those outcomes") {
   StatsFilter filter;
   filter.outcomes = {Outcome::kChunked, Outcome::kError};
