@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "session/session_router.hpp"
+#include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::mcp {
@@ -28,12 +29,6 @@ const json::object* object_member(const json::object& object, std::string_view k
 const json::object* meta_of_params(const json::object& message) {
   const json::object* params = object_member(message, "params");
   return params != nullptr ? object_member(*params, "_meta") : nullptr;
-}
-
-std::optional<std::string_view> string_member(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  if (value == nullptr || !value->is_string()) return std::nullopt;
-  return std::string_view(value->get_string());
 }
 
 }  // namespace
@@ -118,9 +113,7 @@ void ProtocolState::stamp_own_result(json::object& result, Era era) const {
 
 std::string_view ProtocolState::client_name() const {
   const json::object* info = client_info_.if_object();
-  const json::value* name = info != nullptr ? info->if_contains("name") : nullptr;
-  return name != nullptr && name->is_string() ? std::string_view(name->get_string())
-                                              : std::string_view();
+  return info != nullptr ? string_member(*info, "name").value_or(std::string_view()) : "";
 }
 
 std::vector<std::string> ProtocolState::tools_list_changed() const {

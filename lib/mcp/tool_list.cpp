@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "support/json_pointer.hpp"
+
 namespace ctxguard::mcp {
 
 namespace json = boost::json;
@@ -101,7 +103,7 @@ std::size_t max_result_chars(std::size_t hard_cap) {
 ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& profile,
                                   std::string_view client) {
   ToolListEdit edit;
-  const bool size_hints = client == kClaudeCodeClient;
+  const bool size_hints = lists_size_hints(client);
   json::array* tools = nullptr;
   if (json::value* found = result.if_contains("tools")) tools = found->if_array();
   if (tools == nullptr) return edit;
@@ -111,9 +113,7 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     if (object == nullptr) continue;
     // Copied: erasing or adding a member moves the object's members, and the name with them.
     std::optional<std::string> name;
-    if (const json::value* given = object->if_contains("name"); given && given->is_string()) {
-      name.emplace(given->get_string());
-    }
+    if (const auto given = string_member(*object, "name")) name.emplace(*given);
     const bool observed = name && profile.observes(*name);
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     // An observed tool's answers pass as they came: Claude Code's own limit stays for them.

@@ -27,6 +27,10 @@ inline constexpr std::string_view kFetchToolName = "ctxguard_fetch";
 inline constexpr std::string_view kClaudeCodeClient = "claude-code";
 inline constexpr std::string_view kMaxResultSizeKey = "anthropic/maxResultSizeChars";
 
+// Whether the client named `client` gets the size hints in tools/list (and so each tool's hard
+// cap shows in its listing).
+inline bool lists_size_hints(std::string_view client) { return client == kClaudeCodeClient; }
+
 // The characters an answer within `hard_cap` estimated tokens may hold, as Claude Code's hint:
 // never below its own default (50,000), nor above what it accepts (500,000).
 std::size_t max_result_chars(std::size_t hard_cap);

@@ -10,6 +10,7 @@
 #include "jsonrpc/partial_envelope.hpp"
 #include "mcp/instructions.hpp"
 #include "pipeline/metadata.hpp"
+#include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 #include "telemetry/call_log.hpp"
 
@@ -44,12 +45,6 @@ void take_record(CallEvent& event, pipeline::CallRecord&& record) {
   event.stages.assign(record.stages.begin(), record.stages.end());
   event.error = std::string(record.error);
   event.outcome = telemetry::outcome_of(event.kind, event.stages);
-}
-
-std::string_view string_or_empty(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string_view(value->get_string())
-                                                : std::string_view();
 }
 
 // One line per message at debug: direction, kind, method, id, size and the answer's latency.
@@ -366,11 +361,11 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     // fields in the result itself, resultType "task").
     if (const json::value* task = result->if_contains("task");
         task != nullptr && task->is_object()) {
-      remember_task(string_or_empty(task->as_object(), "taskId"), route.subject);
+      remember_task(string_member(task->as_object(), "taskId").value_or(""), route.subject);
       return false;
     }
     if (result_type == mcp::kResultTask) {
-      remember_task(string_or_empty(*result, "taskId"), route.subject);
+      remember_task(string_member(*result, "taskId").value_or(""), route.subject);
       return false;
     }
     return rewrite_tool_result(response.as_object().at("result"), route.subject, answer,

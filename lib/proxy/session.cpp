@@ -175,7 +175,7 @@ void Session::advance(SessionEvent event) {
 
 void Session::apply_profile(config::ProfilePtr next) {
   // Claude Code's tools/list holds each tool's hard cap (mcp::ToolListEditor).
-  const auto listing = interceptor_.protocol().client_name() == mcp::kClaudeCodeClient
+  const auto listing = mcp::lists_size_hints(interceptor_.protocol().client_name())
                            ? config::Profile::Listing::kSizeHints
                            : config::Profile::Listing::kPlain;
   const bool relist = !next->lists_tools_like(*interceptor_.profile(), listing);

@@ -65,4 +65,11 @@ const boost::json::value* find_pointer(const boost::json::value& root, std::stri
   return current;
 }
 
+std::optional<std::string_view> string_member(const boost::json::object& object,
+                                              std::string_view key) {
+  const boost::json::value* value = object.if_contains(key);
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  return std::string_view(value->get_string());
+}
+
 }  // namespace ctxguard

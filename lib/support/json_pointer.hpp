@@ -1,10 +1,13 @@
 #pragma once
-// RFC 6901 JSON Pointers: how `_ctxguard.path` names a cut array and how cursors find it again.
+// RFC 6901 JSON Pointers: how `_ctxguard.path` names a cut array and how cursors find it again;
+// and the one-step lookup of a string member.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 namespace ctxguard {
@@ -16,5 +19,9 @@ void append_pointer_index(std::string& pointer, std::size_t index);
 // The value `pointer` names inside `root`, or nullptr (no such member, bad syntax, an index that
 // is out of range or not canonical like "01").
 const boost::json::value* find_pointer(const boost::json::value& root, std::string_view pointer);
+
+// The member `key` of `object` when it is a string; nullopt when absent or of another type.
+std::optional<std::string_view> string_member(const boost::json::object& object,
+                                              std::string_view key);
 
 }  // namespace ctxguard

@@ -74,6 +74,17 @@ class GroupBuilder {
   std::vector<double> server_ms_;
 };
 
+// Sorts groups named by `name_of` with the most tokens saved first; ties by name, so the order is
+// stable.
+template <class Group, class NameOf>
+void sort_by_saved(std::vector<Group>& groups, NameOf name_of) {
+  std::sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
+    const auto saved_a = a.stats.tokens_saved();
+    const auto saved_b = b.stats.tokens_saved();
+    return saved_a != saved_b ? saved_a > saved_b : name_of(a) < name_of(b);
+  });
+}
+
 }  // namespace
 
 bool StatsFilter::matches(const CallEvent& event) const {
@@ -241,12 +252,8 @@ StatsReport StatsAccumulator::report() {
     GroupStats stats = by_outcome[i].finish();
     if (stats.calls > 0) report.outcomes.push_back({kAllOutcomes[i], std::move(stats)});
   }
-  // Most saved first; ties by name, so the order is stable.
-  std::sort(report.tools.begin(), report.tools.end(), [](const ToolStats& a, const ToolStats& b) {
-    const auto saved_a = a.stats.tokens_saved();
-    const auto saved_b = b.stats.tokens_saved();
-    return saved_a != saved_b ? saved_a > saved_b : a.tool < b.tool;
-  });
+  sort_by_saved(report.tools,
+                [](const ToolStats& group) -> const std::string& { return group.tool; });
 
   bool named = false;
   for (const auto& [client, bucket] : clients_) {
@@ -256,12 +263,8 @@ StatsReport StatsAccumulator::report() {
     named = named || !client.empty();
   }
   if (!named) report.clients.clear();  // older files: no record names its client
-  std::sort(report.clients.begin(), report.clients.end(),
-            [](const ClientStats& a, const ClientStats& b) {
-              const auto saved_a = a.stats.tokens_saved();
-              const auto saved_b = b.stats.tokens_saved();
-              return saved_a != saved_b ? saved_a > saved_b : a.client < b.client;
-            });
+  sort_by_saved(report.clients,
+                [](const ClientStats& group) -> const std::string& { return group.client; });
 
   for (const auto& [tool, stats] : observed_) {
     report.observe.calls += stats.calls;

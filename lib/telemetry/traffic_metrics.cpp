@@ -36,31 +36,20 @@ TrafficMetrics::TrafficMetrics(std::size_t max_tools)
       original_tokens_(kTokenBuckets),
       answer_tokens_(kTokenBuckets) {}
 
-const std::string& TrafficMetrics::tool_label(const std::string& tool) {
-  if (const auto known = tools_.find(tool); known != tools_.end()) return *known;
-  if (tools_.size() >= max_tools_) return other_;
-  return *tools_.insert(tool).first;
-}
-
-void TrafficMetrics::count_client(const std::string& client, Outcome outcome) {
-  std::string label = client.empty() ? std::string(kUnknownClient) : client;
-  if (!clients_.contains(label)) {
-    if (clients_.size() >= kMaxClients) {
-      label = kOtherTool;
-    } else {
-      clients_.insert(label);
-    }
-  }
-  ++by_client_[{std::move(label), outcome}];
+std::string_view TrafficMetrics::label_of(Labels& known, std::string_view name, std::size_t max) {
+  if (const auto found = known.find(name); found != known.end()) return *found;
+  if (known.size() >= max) return kOtherTool;
+  return *known.emplace(name).first;
 }
 
 void TrafficMetrics::add(const CallEvent& event) {
-  count_client(event.client, event.outcome);
+  const std::string_view client = event.client.empty() ? kUnknownClient : event.client;
+  ++by_client_[{label_of(clients_, client, kMaxClients), event.outcome}];
   // Looked up by view: a call of a known tool allocates nothing.
-  const std::string& tool = tool_label(event.tool);
+  const std::string_view tool = label_of(tools_, event.tool, max_tools_);
   auto found = by_call_.find(KeyView{tool, event.outcome, event.observed});
   if (found == by_call_.end()) {
-    found = by_call_.emplace(Key{tool, event.outcome, event.observed}, Totals{}).first;
+    found = by_call_.emplace(Key{std::string(tool), event.outcome, event.observed}, Totals{}).first;
   }
   Totals& totals = found->second;
   ++totals.calls;

@@ -56,6 +56,11 @@ class TrafficMetrics {
   static constexpr std::string_view kUnknownClient = "unknown";
 
   explicit TrafficMetrics(std::size_t max_tools = kDefaultMaxTools);
+  // The counters keep views of the names in their label sets: moved, never copied.
+  TrafficMetrics(TrafficMetrics&&) = default;
+  TrafficMetrics& operator=(TrafficMetrics&&) = default;
+  TrafficMetrics(const TrafficMetrics&) = delete;
+  TrafficMetrics& operator=(const TrafficMetrics&) = delete;
 
   void add(const CallEvent& event);
   const TrafficSummary& summary() const { return summary_; }
@@ -87,17 +92,17 @@ class TrafficMetrics {
     }
   };
 
-  const std::string& tool_label(const std::string& tool);
-  // Counts a call of `client` (empty: it gave no name) under its label.
-  void count_client(const std::string& client, Outcome outcome);
+  using Labels = std::set<std::string, std::less<>>;
+  // The label `name` is counted under: its own (kept in `known`) while fewer than `max` names
+  // have one, "other" after; a view that lives as long as `known`.
+  static std::string_view label_of(Labels& known, std::string_view name, std::size_t max);
 
   std::size_t max_tools_;
-  std::set<std::string, std::less<>> tools_;
-  std::string other_{kOtherTool};
+  Labels tools_;
   std::map<Key, Totals, KeyLess> by_call_;
   std::map<std::string, std::uint64_t, std::less<>> cursor_errors_;
-  std::map<std::pair<std::string, Outcome>, std::uint64_t> by_client_;
-  std::set<std::string, std::less<>> clients_;
+  Labels clients_;
+  std::map<std::pair<std::string_view, Outcome>, std::uint64_t> by_client_;  // views of clients_
   Histogram proxy_latency_;
   Histogram server_latency_;
   Histogram original_tokens_;

@@ -87,6 +87,9 @@ class FetchCall {
   AnswerSize compose(boost::json::object meta, const std::string& body);
 
   // fetch_text.cpp
+  // The text part's line index: the cached one, or one built into `own` (a JSON part cut as
+  // text has none cached).
+  const LineIndex* line_index(std::optional<LineIndex>& own) const;
   void answer_chunk(std::size_t index);
   // Lines [first, last] within the budget; a range continued by its cursor resumes at byte
   // `resume_at` (which is inside a line when one line alone is over the budget).

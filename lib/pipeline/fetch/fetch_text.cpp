@@ -70,6 +70,10 @@ void FetchCall::set_text_answer(std::string_view text, const std::string& traile
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
 }
 
+const LineIndex* FetchCall::line_index(std::optional<LineIndex>& own) const {
+  return part_.lines != nullptr ? part_.lines.get() : &own.emplace(part_.text);
+}
+
 void FetchCall::answer_chunk(std::size_t index) {
   const TextChunk& chunk = part_.chunks[index];
   json::object meta =
@@ -88,8 +92,7 @@ void FetchCall::answer_chunk(std::size_t index) {
 void FetchCall::answer_lines(std::size_t first, std::size_t last,
                              std::optional<std::size_t> resume_at) {
   std::optional<LineIndex> own;
-  const LineIndex* lines = part_.lines.get();
-  if (lines == nullptr) lines = &own.emplace(part_.text);
+  const LineIndex* lines = line_index(own);
   const std::size_t total = lines->lines();
   const std::string_view text = part_.text;
   last = std::min(last, total);
@@ -144,8 +147,7 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
     return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
   }
   std::optional<LineIndex> own;
-  const LineIndex* lines = part_.lines.get();
-  if (lines == nullptr) lines = &own.emplace(part_.text);
+  const LineIndex* lines = line_index(own);
   LineMatches matches = match_lines(part_.text, *lines, std::get<Query>(parsed), from,
                                     text_allowance(budget(), kMetadataTokens + 40));
   const std::string& query = request_.query;
