@@ -155,8 +155,9 @@ int main(int argc, char** argv) {
   for (int run = 0; run < runs; ++run) {
     time_run(estimate, [&] { tokens = ctxguard::budget::estimate_tokens(text); });
     time_run(index, [&] { lines = LineIndex(text).lines(); });
-    time_run(chunking,
-             [&] { chunks = ctxguard::pipeline::chunk_text(text, chunk_tokens, line_index); });
+    time_run(chunking, [&] {
+      chunks = ctxguard::pipeline::chunk_text(text, {.tokens = chunk_tokens}, line_index);
+    });
   }
 
   report("estimate_tokens (baseline)", text.size(), estimate);

@@ -213,7 +213,24 @@ struct Tally {
   std::uint64_t weight = 0;
   std::size_t bytes = 0;
   unsigned previous = 0;  // the byte before the next one
+  // For characters as UTF-16 code units (bytes - continuations + supplementary): UTF-8
+  // continuation bytes, and leads of 4-byte sequences (two code units each).
+  std::size_t continuations = 0;
+  std::size_t supplementary = 0;
 };
+
+// Counts the continuation bytes and 4-byte leads of an 8-byte block (both have bit 7 set).
+inline void tally_wide(Tally& tally, std::uint64_t block) noexcept {
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  tally.continuations += static_cast<std::size_t>(std::popcount(block & ~(block << 1) & kHigh));
+  tally.supplementary += static_cast<std::size_t>(
+      std::popcount(block & (block << 1) & (block << 2) & (block << 3) & kHigh));
+}
+
+inline void tally_wide(Tally& tally, unsigned char byte) noexcept {
+  tally.continuations += (byte & 0xC0) == 0x80 ? 1 : 0;
+  tally.supplementary += byte >= 0xF0 ? 1 : 0;
+}
 
 inline void tally_byte(Tally& tally, unsigned char byte) noexcept {
   tally.weight += kPairWeights[(unsigned{byte} << 8) | tally.previous];
@@ -225,8 +242,8 @@ inline void tally_byte(Tally& tally, unsigned char byte) noexcept {
 // it (updated). With kPairWeights that is the estimate of the text; with kStringPairWeights, of
 // the text as a JSON string body. `extra` (if not null) gets the bytes escapes add.
 template <const PairTable& table>
-inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous,
-                               std::size_t* extra) noexcept {
+inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous, std::size_t* extra,
+                               Tally& tally) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* const end = p + text.size();
   unsigned last = previous;
@@ -250,6 +267,7 @@ inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous,
       even += table[(pairs >> 48) & 0xffff];
       odd += table[block >> 48];
       last = static_cast<unsigned>(block >> 56);
+      if ((block & 0x8080808080808080) != 0) tally_wide(tally, block);
       if (extra != nullptr && needs_escape(block)) {
         for (int i = 0; i < 8; ++i) *extra += kEscapeExtraBytes[p[i]];
       }
@@ -258,6 +276,7 @@ inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous,
   for (; p != end; ++p) {
     even += table[(unsigned{*p} << 8) | last];
     if (extra != nullptr) *extra += kEscapeExtraBytes[*p];
+    if (*p >= 0x80) tally_wide(tally, *p);
     last = *p;
   }
   previous = last;
@@ -265,7 +284,7 @@ inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous,
 }
 
 inline void tally_text(Tally& tally, std::string_view text) noexcept {
-  tally.weight += sum_pairs<kPairWeights>(text, tally.previous, nullptr);
+  tally.weight += sum_pairs<kPairWeights>(text, tally.previous, nullptr, tally);
   tally.bytes += text.size();
 }
 
@@ -278,7 +297,7 @@ void tally_json_string(Tally& tally, std::string_view unescaped) noexcept {
   // As an input byte, '"' comes out as \", which ends in '"' like the opening quote does.
   unsigned previous = '"';
   std::size_t extra = 0;
-  tally.weight += sum_pairs<kStringPairWeights>(unescaped, previous, &extra);
+  tally.weight += sum_pairs<kStringPairWeights>(unescaped, previous, &extra, tally);
   tally.bytes += unescaped.size() + extra;
   tally.previous = kEscapedLast[previous];
   tally_byte(tally, '"');
@@ -388,10 +407,11 @@ void tally_value(Tally& tally, const json::value& root) noexcept {
 template <class Counting>
 void TokenCounter::count_with(Counting&& counting) noexcept {
   static_assert(kByteClass[kStartByte] == kStartClass);
-  Tally tally{0, 0, last_byte_};
+  Tally tally{.weight = 0, .bytes = 0, .previous = last_byte_};
   counting(tally);
   weight_ += tally.weight;
   bytes_ += tally.bytes;
+  chars_ += tally.bytes + tally.supplementary - tally.continuations;
   last_byte_ = static_cast<std::uint8_t>(tally.previous);
 }
 
@@ -416,6 +436,8 @@ double TokenCounter::fractional_tokens() const noexcept {
 }
 
 std::size_t TokenCounter::bytes() const noexcept { return bytes_; }
+
+std::size_t TokenCounter::chars() const noexcept { return chars_; }
 
 std::size_t estimate_tokens(std::string_view text) noexcept {
   TokenCounter counter;

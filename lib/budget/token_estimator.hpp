@@ -38,6 +38,8 @@ class TokenCounter {
   // bytes added in between (the pagination planner prices every item this way in one pass).
   double fractional_tokens() const noexcept;
   std::size_t bytes() const noexcept;
+  // Characters as UTF-16 code units (budget/answer_size.hpp), exact for valid UTF-8.
+  std::size_t chars() const noexcept;
 
  private:
   // The byte before the next one (the model prices a byte by its predecessor's class, see
@@ -50,6 +52,7 @@ class TokenCounter {
 
   std::uint64_t weight_ = 0;  // the estimate so far, in 1/4096 tokens
   std::size_t bytes_ = 0;
+  std::size_t chars_ = 0;
   std::uint8_t last_byte_ = kStartByte;
 };
 

@@ -54,6 +54,11 @@ struct BudgetSettings {
   bool observe = false;
   std::size_t token_budget = 4000;  // answers above this many estimated tokens are rewritten
   std::size_t hard_cap = 12000;     // no answer exceeds this, whatever else is configured
+  // A client's own limits on an answer, exact (0: none; budget/answer_size.hpp says how each is
+  // measured). An answer is planned within them and never exceeds them.
+  std::size_t max_chars = 0;        // UTF-16 code units of the text items joined
+  std::size_t max_bytes = 0;        // UTF-8 bytes of the same
+  std::size_t max_lines = 0;        // its lines
   std::size_t page_size = 50;       // items on a page when an array is cut
   std::size_t max_page_size = 200;  // the most `limit` may ask for in ctxguard_fetch
   std::size_t min_cut_items = 10;   // arrays this short are never cut

@@ -12,6 +12,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "budget/answer_size.hpp"
 #include "cache/expiring_lru_cache.hpp"
 #include "config/settings.hpp"
 #include "pipeline/json_arena.hpp"
@@ -46,12 +47,12 @@ struct CachedResult {
   std::vector<CachedPart> parts;  // cursors name a part by its index here
 };
 
-// Makes `part` a text part served in chunks of at most `max_tokens`: the text, its line index and
-// its chunks, decided once.
-inline void set_chunked_text(CachedPart& part, std::string text, std::size_t max_tokens) {
+// Makes `part` a text part served in chunks within `limits`: the text, its line index and its
+// chunks, decided once.
+inline void set_chunked_text(CachedPart& part, std::string text, const budget::FitBudget& limits) {
   part.text = std::move(text);
   auto lines = std::make_shared<LineIndex>(part.text);
-  part.chunks = chunk_text(part.text, max_tokens, *lines);
+  part.chunks = chunk_text(part.text, limits, *lines);
   part.lines = std::move(lines);
 }
 
@@ -72,11 +73,31 @@ using ResultCache = cache::ExpiringLruCache<CachedResult>;
 // expensive cursor (its characters come out of a MAC), and room for longer numbers and names.
 inline constexpr std::size_t kChunkMetadataTokens = 250;
 
+// The same in characters and bytes, for clients that limit those: a cursor and a file path are
+// most of it.
+inline constexpr std::size_t kChunkMetadataChars = 1100;
+
 // The chunk size in effect: the configured one, but always leaving room in an answer for the
 // chunk's `_ctxguard` item (a budget set lower than the chunk size wins).
 inline std::size_t chunk_tokens(const config::BudgetSettings& budget) {
   return std::min(budget.summary.chunk_tokens,
                   budget.token_budget - std::min(budget.token_budget / 2, kChunkMetadataTokens));
+}
+
+// What a chunk may take: chunk_tokens, and the client's limits less the `_ctxguard` item.
+inline budget::FitBudget chunk_limits(const config::BudgetSettings& budget) {
+  budget::FitBudget limits = budget::text_allowance(budget::FitBudget::of(budget),
+                                                    kChunkMetadataTokens, kChunkMetadataChars);
+  limits.tokens = chunk_tokens(budget);
+  return limits;
+}
+
+// Whether `text` (of `tokens`) is served in chunks: more than one chunk would hold.
+inline bool over_chunk_size(const config::BudgetSettings& budget, std::string_view text,
+                            std::size_t tokens) {
+  if (tokens > chunk_tokens(budget)) return true;
+  const budget::FitBudget limits = chunk_limits(budget);
+  return limits.limits_text() && budget::prefix_within(text, 0, limits) < text.size();
 }
 
 }  // namespace ctxguard::pipeline

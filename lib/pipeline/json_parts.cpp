@@ -61,6 +61,18 @@ std::optional<ParsedText> parse_text_json(std::string_view text, std::size_t max
   return ParsedText{std::move(arena), std::move(*value)};
 }
 
+budget::AnswerSize result_size(const json::object& result, std::size_t tokens) {
+  budget::TextMeasure measure;
+  if (const json::array* content = content_of(result)) {
+    for (const json::value& item : *content) {
+      if (const json::string* text = text_of(item)) measure.add_item(*text);
+    }
+  }
+  budget::AnswerSize size = measure.size();
+  size.tokens = tokens;
+  return size;
+}
+
 ResultParts split_result(const json::object& result, const ResultTokens& tokens, bool parse_texts,
                          std::size_t max_parse_bytes) {
   ResultParts split;

@@ -15,6 +15,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "budget/answer_size.hpp"
 #include "pipeline/json_arena.hpp"
 
 namespace ctxguard::pipeline {
@@ -56,6 +57,10 @@ const boost::json::string* text_of(const boost::json::value& item);
 
 // nullopt when `result` is not a CallToolResult (no `content` array).
 std::optional<ResultTokens> result_tokens(const boost::json::object& result);
+
+// The size of `result` as a client reads it: `tokens` (its estimate, result_tokens' total) and
+// the characters, bytes and lines of its text items joined (budget/answer_size.hpp).
+budget::AnswerSize result_size(const boost::json::object& result, std::size_t tokens);
 
 // A text item's JSON object or array, parsed into an arena of its own.
 struct ParsedText {

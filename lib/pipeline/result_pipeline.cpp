@@ -13,6 +13,8 @@
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
+using budget::AnswerSize;
+using budget::FitBudget;
 
 namespace {
 
@@ -21,11 +23,16 @@ constexpr std::size_t kTokensPerCut = kMetadataTokens + kTokensPerCursor;
 
 // Whether the hard cap's cut would give more text items a `_ctxguard` item of their own than
 // the cap holds (a hundred search hits, one item each): the answer would grow with every cut.
-bool too_many_to_cut(const ResultTokens& tokens, std::size_t hard_cap) {
-  if (tokens.total <= hard_cap) return false;
-  const auto texts = std::count_if(tokens.items.begin(), tokens.items.end(),
-                                   [](std::size_t item_tokens) { return item_tokens > 0; });
-  return static_cast<std::size_t>(texts) * kTokensPerCut > hard_cap;
+// With a limit on lines, items are lines a cut cannot take back.
+bool too_many_to_cut(const ResultTokens& tokens, const AnswerSize& size, const FitBudget& cap) {
+  if (fits(size, cap)) return false;
+  const auto texts = static_cast<std::size_t>(
+      std::count_if(tokens.items.begin(), tokens.items.end(),
+                    [](std::size_t item_tokens) { return item_tokens > 0; }));
+  return texts * kTokensPerCut > cap.tokens ||
+         (cap.chars != 0 && texts * (kMetadataChars + kCharsPerCursor) > cap.chars) ||
+         (cap.bytes != 0 && texts * (kMetadataChars + kCharsPerCursor) > cap.bytes) ||
+         (cap.lines != 0 && 2 * texts > cap.lines);
 }
 
 // `result` with its text items joined into the first ('\n' between them) and its other items
@@ -63,24 +70,29 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
   const bool rewrite = context.rewrite && !is_error;
-  const std::size_t limit = rewrite ? budget.token_budget : budget.hard_cap;
-  if (tokens->total <= limit && !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
+  const AnswerSize size = result_size(result, tokens->total);
+  const FitBudget cap = FitBudget::cap_of(budget);
+  if (fits(size, rewrite ? FitBudget::of(budget) : cap) &&
+      !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
     return std::nullopt;
   }
   // Rewritten from a copy with the text items joined (rare), so that `result` is still the
   // server's should the job decide to leave it.
   std::optional<json::object> joined;
   std::optional<ResultTokens> joined_tokens;
-  if (too_many_to_cut(*tokens, budget.hard_cap)) {
+  if (too_many_to_cut(*tokens, size, cap)) {
     joined = join_text_items(result);
     joined_tokens = result_tokens(*joined);
   }
   json::object& subject = joined ? *joined : result;
   const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
+  const AnswerSize subject_size = joined ? result_size(*joined, joined_tokens->total) : size;
   // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
   // never evicts a result whose cursors are out there.
   RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);
-  return job.run(subject_tokens, is_error);
+  auto rewritten = job.run(subject_tokens, subject_size, is_error);
+  if (rewritten) rewritten->record.limit = budget::tightest_unit(size, FitBudget::of(budget));
+  return rewritten;
 }
 
 std::optional<RewrittenResult> ResultPipeline::process_resource(
@@ -99,9 +111,9 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
     if (text == nullptr || !text->is_string()) continue;
     const std::size_t tokens = budget::estimate_tokens(text->get_string());
     original_tokens += tokens;
-    if (tokens <= chunk_tokens(budget)) continue;
+    if (!over_chunk_size(budget, text->get_string(), tokens)) continue;
     set_chunked_text(entry->parts.emplace_back(), std::string(text->get_string()),
-                     chunk_tokens(budget));
+                     chunk_limits(budget));
     chunked.push_back(i);
   }
   if (chunked.empty()) return std::nullopt;
@@ -160,10 +172,10 @@ bool ResultPipeline::has_text_to_chunk(const json::object& result, const ResultT
   if (!budget.chunking) return false;
   const json::array& content = result.at("content").as_array();
   for (std::size_t i = 0; i < content.size() && i < tokens.items.size(); ++i) {
-    if (tokens.items[i] <= chunk_tokens(budget)) continue;
     const json::object* item = content[i].if_object();
     const json::value* text = item != nullptr ? item->if_contains("text") : nullptr;
     if (text == nullptr || !text->is_string()) continue;
+    if (!over_chunk_size(budget, text->get_string(), tokens.items[i])) continue;
     // JSON text is the JSON stages' business; everything else over the chunk size is chunked,
     // JSON too large to parse within the cache size included (json_parts: parse_text_json).
     if (!parse_text_json(text->get_string(), budget.cache_bytes)) return true;

@@ -54,6 +54,8 @@ struct CallRecord {
   // Failed fetches: why, in one word ("expired", "forged", "malformed", "evicted", "mismatch",
   // "missing", "search-off", "argument"); empty otherwise.
   std::string_view error;
+  // The client's limit the answer was held to: the one its original was furthest over.
+  budget::SizeUnit limit = budget::SizeUnit::kTokens;
 };
 
 struct RewrittenResult {

@@ -13,10 +13,54 @@ namespace ctxguard::pipeline {
 
 namespace json = boost::json;
 
-std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool is_error) {
+namespace {
+
+// What each of `amounts` may keep so that their sum, each weighted, is at most `target`: the
+// largest (by what it costs, weighted) gives up the excess, then the next largest.
+std::vector<std::size_t> largest_first_shares(const std::vector<double>& amounts,
+                                              const std::vector<double>& weights, double target) {
+  std::vector<std::size_t> share(amounts.size());
+  double total = 0;
+  for (std::size_t k = 0; k < amounts.size(); ++k) {
+    share[k] = static_cast<std::size_t>(amounts[k]);
+    total += amounts[k] * weights[k];
+  }
+  while (total > target) {
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < share.size(); ++k) {
+      if (static_cast<double>(share[k]) * weights[k] >
+          static_cast<double>(share[largest]) * weights[largest]) {
+        largest = k;
+      }
+    }
+    if (weights[largest] <= 0) break;  // nothing left that counts
+    const double over = (total - target) / weights[largest];
+    const std::size_t keep = static_cast<double>(share[largest]) > over
+                                 ? share[largest] - static_cast<std::size_t>(over) - 1
+                                 : 1;
+    total -=
+        static_cast<double>(share[largest] - std::min(keep, share[largest])) * weights[largest];
+    if (keep >= share[largest]) break;
+    share[largest] = keep;
+  }
+  return share;
+}
+
+// The characters and bytes `text` adds to the text a client reads.
+Cost text_cost(std::string_view text) {
+  return Cost{.tokens = 0,
+              .chars = static_cast<double>(budget::utf16_length(text)),
+              .bytes = static_cast<double>(text.size())};
+}
+
+}  // namespace
+
+std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens,
+                                               const AnswerSize& original, bool is_error) {
   record_.tool = std::string(context_.tool);
   record_.original_tokens = tokens.total;
   const bool rewrite = context_.rewrite && !is_error;
+  const FitBudget cap = FitBudget::cap_of(budget_);
   split_ = split_result(result_, tokens, rewrite, budget_.cache_bytes);
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;
@@ -24,8 +68,10 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
   weights_.assign(split_.parts.size(), 1.0);
 
   compact_tokens_.resize(split_.parts.size());
+  compact_text_.resize(split_.parts.size());
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     compact_tokens_[k] = split_.parts[k].original_tokens;
+    compact_text_[k] = text_cost(split_.parts[k].text);
   }
   compute_weights();  // chunks of text that structuredContent repeats are smaller
   if (rewrite) {
@@ -34,14 +80,12 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens, bool 
     const bool changed = fit_json() || chunked;
     // A first answer may exceed the budget up to the hard cap when its shape leaves no finer
     // cut (a deep tree); ctxguard_fetch pages always fit the budget.
-    if (total_tokens() <= budget_.hard_cap) {
-      return changed ? finish() : std::nullopt;
-    }
+    if (fits(answer_size(), cap)) return changed ? finish() : std::nullopt;
     // Past the cap only through what the stages added (a `_ctxguard` item per chunk and page):
     // the server's answer, within the cap, goes out as it came rather than cut as text.
-    if (tokens.total <= budget_.hard_cap) return std::nullopt;
+    if (fits(original, cap)) return std::nullopt;
   }
-  cut_as_text(budget_.hard_cap);
+  cut_as_text(cap);
   return finish();
 }
 
@@ -70,11 +114,13 @@ void RewriteJob::build_entry() {
                                                                .chunks = {},
                                                                .spill = {}});
     if (budget_.chunking && !part.is_json && part.content_index != kNotContent &&
-        part.original_tokens > chunk_tokens(budget_)) {
+        over_chunk_size(budget_, part.text, part.original_tokens)) {
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
-      const auto size = static_cast<std::size_t>(static_cast<double>(chunk_tokens(budget_)) /
-                                                 std::max(weights_[k], 1.0));
-      set_chunked_text(cached, std::string(part.text), std::max<std::size_t>(size, 16));
+      budget::FitBudget limits = chunk_limits(budget_);
+      const auto size =
+          static_cast<std::size_t>(static_cast<double>(limits.tokens) / std::max(weights_[k], 1.0));
+      limits.tokens = std::max<std::size_t>(size, 16);
+      set_chunked_text(cached, std::string(part.text), limits);
     }
   }
 }
@@ -94,6 +140,9 @@ bool RewriteJob::chunk_texts() {
     output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
     if (part.spill) output.meta["file"] = part.spill->path;
     compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
+    compact_text_[k] =
+        text_cost(output.body) +
+        Cost{.tokens = 0, .chars = kChunkMetadataChars + 1, .bytes = kChunkMetadataChars + 1};
   }
   if (any) {
     record_.stages.emplace_back("chunk");
@@ -102,8 +151,8 @@ bool RewriteJob::chunk_texts() {
   return any;
 }
 
-void RewriteJob::cut_as_text(std::size_t limit) {
-  const std::vector<std::size_t> tokens = start_text_entry();
+void RewriteJob::cut_as_text(const FitBudget& cap) {
+  const std::vector<AnswerSize> sizes = start_text_entry();
   // What the abandoned levels did is not what goes out: the record says what does.
   const bool compacted =
       std::find(record_.stages.begin(), record_.stages.end(), "compact") != record_.stages.end();
@@ -112,27 +161,31 @@ void RewriteJob::cut_as_text(std::size_t limit) {
   record_.items_total = 0;
   record_.items_shown = 0;
   cached();  // when it cannot be, the cut stands and the hint says the rest is gone
-  double overshoot = 0;
+  // Each part may be cut, and then has a `_ctxguard` item of its own (a cursor, a line).
+  const auto parts = static_cast<double>(sizes.size());
+  const Cost per_cut{.tokens = kMetadataTokens + kTokensPerCursor,
+                     .chars = kMetadataChars + kCharsPerCursor + 1,
+                     .bytes = kMetadataChars + kCharsPerCursor + 1};
+  Cost overshoot;
   for (int round = 0; round < kPlanningRounds; ++round) {
-    const double target = static_cast<double>(limit) -
-                          static_cast<double>(kMetadataTokens + kTokensPerCursor) *
-                              static_cast<double>(tokens.size()) -
-                          overshoot;
-    write_text_cuts(text_allowances(tokens, target), tokens);
-    const std::size_t total = total_tokens();
-    if (total <= limit) break;
-    overshoot = overshoot_after(overshoot, AnswerSize{.tokens = total}, FitBudget{.tokens = limit});
+    const Cost reserve{.tokens = per_cut.tokens * parts + overshoot.tokens,
+                       .chars = per_cut.chars * parts + overshoot.chars,
+                       .bytes = per_cut.bytes * parts + overshoot.bytes};
+    write_text_cuts(text_allowances(sizes, cap, reserve), sizes);
+    const AnswerSize size = answer_size();
+    if (fits(size, cap)) break;
+    overshoot = overshoot_after(overshoot, size, cap);
   }
 }
 
-std::vector<std::size_t> RewriteJob::start_text_entry() {
+std::vector<AnswerSize> RewriteJob::start_text_entry() {
   // A fresh entry: the paginated one (if any) is dropped with its reservation, since none of its
   // cursors goes out. (JSON parts exist only once the JSON stages moved their values into it.)
   const std::shared_ptr<CachedResult> paginated = entry_;
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;
   entry_id_ = 0;
-  std::vector<std::size_t> tokens(split_.parts.size());
+  std::vector<AnswerSize> sizes(split_.parts.size());
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     CachedPart& cached = entry_->parts.emplace_back();
     const ResultPart& part = split_.parts[k];
@@ -144,50 +197,61 @@ std::vector<std::size_t> RewriteJob::start_text_entry() {
       const json::value* structured = result_.if_contains("structuredContent");
       cached.text = structured != nullptr ? to_json(*structured) : std::string();
     }
-    tokens[k] = budget::estimate_tokens(cached.text);
+    budget::TextMeasure measure;
+    measure.add_item(cached.text);
+    sizes[k] = measure.size();
+    sizes[k].tokens = budget::estimate_tokens(cached.text);
     outputs_[k] = PartOutput{};
     // The server's text was already written to a file for the paginated entry: one file each.
     if (k < paginated->parts.size()) cached.spill = paginated->parts[k].spill;
   }
-  return tokens;
+  return sizes;
 }
 
-std::vector<std::size_t> RewriteJob::text_allowances(const std::vector<std::size_t>& tokens,
-                                                     double target) const {
-  std::vector<std::size_t> allowance = tokens;
-  double total = 0;
-  for (std::size_t k = 0; k < tokens.size(); ++k) {
-    total += static_cast<double>(tokens[k]) * weights_[k];
+std::vector<FitBudget> RewriteJob::text_allowances(const std::vector<AnswerSize>& sizes,
+                                                   const FitBudget& cap,
+                                                   const Cost& reserve) const {
+  std::vector<FitBudget> allowances(sizes.size());
+  // Tokens count as weighted (structuredContent repeating a part); the other units only in the
+  // text items, once each.
+  std::vector<double> text_weights(sizes.size());
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    text_weights[k] = split_.parts[k].content_index == kNotContent ? 0 : 1;
   }
-  // The largest part (by what it costs, weighted) gives up the excess, then the next largest.
-  while (total > target) {
-    std::size_t largest = 0;
-    for (std::size_t k = 1; k < allowance.size(); ++k) {
-      if (static_cast<double>(allowance[k]) * weights_[k] >
-          static_cast<double>(allowance[largest]) * weights_[largest]) {
-        largest = k;
-      }
+  const auto unit = [&](std::size_t AnswerSize::*measured, std::size_t FitBudget::*allowed,
+                        std::size_t limit, double reserved, const std::vector<double>& weights) {
+    std::vector<double> amounts(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      amounts[k] = static_cast<double>(sizes[k].*measured);
     }
-    const double over = (total - target) / weights_[largest];
-    const std::size_t keep = static_cast<double>(allowance[largest]) > over
-                                 ? allowance[largest] - static_cast<std::size_t>(over) - 1
-                                 : 1;
-    total -= static_cast<double>(allowance[largest] - std::min(keep, allowance[largest])) *
-             weights_[largest];
-    if (keep >= allowance[largest]) break;
-    allowance[largest] = keep;
+    const std::vector<std::size_t> shares =
+        largest_first_shares(amounts, weights, static_cast<double>(limit) - reserved);
+    for (std::size_t k = 0; k < sizes.size(); ++k) allowances[k].*allowed = shares[k];
+  };
+  unit(&AnswerSize::tokens, &FitBudget::tokens, cap.tokens, reserve.tokens, weights_);
+  if (cap.chars != 0)
+    unit(&AnswerSize::chars, &FitBudget::chars, cap.chars, reserve.chars, text_weights);
+  if (cap.bytes != 0)
+    unit(&AnswerSize::bytes, &FitBudget::bytes, cap.bytes, reserve.bytes, text_weights);
+  if (cap.lines != 0) {
+    unit(&AnswerSize::lines, &FitBudget::lines, cap.lines, static_cast<double>(sizes.size()),
+         text_weights);
   }
-  return allowance;
+  return allowances;
 }
 
-void RewriteJob::write_text_cuts(const std::vector<std::size_t>& allowance,
-                                 const std::vector<std::size_t>& tokens) {
-  for (std::size_t k = 0; k < tokens.size(); ++k) {
+void RewriteJob::write_text_cuts(const std::vector<FitBudget>& allowances,
+                                 const std::vector<AnswerSize>& sizes) {
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
     PartOutput& output = outputs_[k];
     const std::string& text = entry_->parts[k].text;
     output.text_total = text.size();
-    const std::size_t end =
-        allowance[k] >= tokens[k] ? text.size() : cut_text(text, 0, allowance[k]);
+    const FitBudget& allowance = allowances[k];
+    const bool whole = allowance.tokens >= sizes[k].tokens &&
+                       (allowance.chars == 0 || allowance.chars >= sizes[k].chars) &&
+                       (allowance.bytes == 0 || allowance.bytes >= sizes[k].bytes) &&
+                       (allowance.lines == 0 || allowance.lines >= sizes[k].lines);
+    const std::size_t end = whole ? text.size() : cut_text(text, 0, allowance);
     if (end == text.size()) {  // this part fits whole
       const bool same = split_.parts[k].content_index == kNotContent ||
                         std::string_view(text) == split_.parts[k].text;
@@ -332,9 +396,33 @@ std::size_t RewriteJob::measure() const {
   return tokens;
 }
 
-std::size_t RewriteJob::total_tokens() {
+AnswerSize RewriteJob::answer_size() {
   compose();
-  return measure();
+  budget::TextMeasure text;
+  const json::array& content = result_.at("content").as_array();
+  const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());
+  for (std::size_t i = 0; i < content.size(); ++i) {
+    if (const PartOutput* output = by_item[i]) {
+      text.add_item(output->text);
+      if (output->mode == Mode::kTextCut) text.add_item(output->trailer);
+    } else if (const json::string* original = text_of(content[i])) {
+      text.add_item(*original);
+    }
+  }
+  AnswerSize size = text.size();
+  size.tokens = measure();
+  return size;
+}
+
+std::vector<const RewriteJob::PartOutput*> RewriteJob::outputs_by_item(std::size_t items) const {
+  std::vector<const PartOutput*> by_item(items, nullptr);
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    const std::size_t index = split_.parts[k].content_index;
+    if (index != kNotContent && index < items && outputs_[k].mode != Mode::kOriginal) {
+      by_item[index] = &outputs_[k];
+    }
+  }
+  return by_item;
 }
 
 std::optional<RewrittenResult> RewriteJob::finish() {
@@ -363,11 +451,7 @@ std::optional<RewrittenResult> RewriteJob::finish() {
 }
 
 json::array RewriteJob::rewrite_content(json::array& content) {
-  std::vector<const PartOutput*> by_item(content.size(), nullptr);
-  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
-    const std::size_t index = split_.parts[k].content_index;
-    if (index != kNotContent && outputs_[k].mode != Mode::kOriginal) by_item[index] = &outputs_[k];
-  }
+  const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());
   json::array out;
   out.reserve(content.size() + 1);
   for (std::size_t i = 0; i < content.size(); ++i) {

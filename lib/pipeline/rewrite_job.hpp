@@ -61,7 +61,9 @@ class RewriteJob : private FitSubject {
         context_(context),
         result_(result) {}
 
-  std::optional<RewrittenResult> run(const ResultTokens& tokens, bool is_error);
+  // `original`: the result's size as it came (its tokens: tokens.total).
+  std::optional<RewrittenResult> run(const ResultTokens& tokens, const AnswerSize& original,
+                                     bool is_error);
 
  private:
   // structuredContent repeating a part makes every token of that part count twice (or more).
@@ -92,7 +94,7 @@ class RewriteJob : private FitSubject {
 
   // FitSubject: the JSON parts of the result, weighted, written with their `_ctxguard`.
   void add_values(CutPlanner& planner) override;
-  double cost(CutPlanner& planner) override;
+  Cost cost(CutPlanner& planner) override;
   std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override;
   std::optional<AnswerSize> render(const FitPlan& plan) override;
 
@@ -106,16 +108,17 @@ class RewriteJob : private FitSubject {
   // The digest of the array at `path` in `part`, computed once per answer.
   const ArrayDigest* digest_of(std::size_t part, std::string_view path);
 
-  // Last resort: the parts as text, the largest cut first, until the answer is under `limit`.
-  void cut_as_text(std::size_t limit);
-  // A fresh entry holding every part as text (JSON compacted); each part's tokens.
-  std::vector<std::size_t> start_text_entry();
-  // What each part may keep so the weighted total is at most `target`: the largest cut first.
-  std::vector<std::size_t> text_allowances(const std::vector<std::size_t>& tokens,
-                                           double target) const;
+  // Last resort: the parts as text, the largest cut first, until the answer is within `cap`.
+  void cut_as_text(const FitBudget& cap);
+  // A fresh entry holding every part as text (JSON compacted); each part's size.
+  std::vector<AnswerSize> start_text_entry();
+  // What each part may keep so the answer is within `cap` less `reserve` (the `_ctxguard` items
+  // and the correction so far), in every unit `cap` limits: the largest cut first.
+  std::vector<FitBudget> text_allowances(const std::vector<AnswerSize>& sizes, const FitBudget& cap,
+                                         const Cost& reserve) const;
   // Each part cut to its allowance, with its `_ctxguard` when it was cut.
-  void write_text_cuts(const std::vector<std::size_t>& allowance,
-                       const std::vector<std::size_t>& tokens);
+  void write_text_cuts(const std::vector<FitBudget>& allowances,
+                       const std::vector<AnswerSize>& sizes);
 
   boost::json::object text_meta(std::size_t part, std::size_t end, std::size_t total) const;
 
@@ -140,9 +143,13 @@ class RewriteJob : private FitSubject {
   // Tokens of the answer as composed.
   std::size_t measure() const;
 
-  std::size_t total_tokens();
+  // Composes the answer and measures it in every unit.
+  AnswerSize answer_size();
 
-  // Called right after the last compose (total_tokens or cut_as_text).
+  // The output of each content item (nullptr: the item goes out as it came).
+  std::vector<const PartOutput*> outputs_by_item(std::size_t items) const;
+
+  // Called right after the last compose (answer_size or cut_as_text).
   std::optional<RewrittenResult> finish();
 
   boost::json::array rewrite_content(boost::json::array& content);
@@ -162,6 +169,7 @@ class RewriteJob : private FitSubject {
   std::vector<PartOutput> outputs_;
   std::vector<double> weights_;
   std::vector<std::size_t> compact_tokens_;
+  std::vector<Cost> compact_text_;  // each part's characters and bytes as it stands
   std::optional<boost::json::value> structured_;
   CallRecord record_;
   std::vector<std::size_t> json_parts_;   // the parts that are JSON

@@ -24,8 +24,7 @@ bool RewriteJob::fit_json() {
   if (!budget_.pagination) options.min_cut_items = SIZE_MAX;
   // One walk prices every part and every array in it (the estimate of the minified form); the
   // first planning round reuses it.
-  auto priced = std::make_unique<CutPlanner>(options.page_size, options.min_cut_items,
-                                             static_cast<double>(kTokensPerCursor));
+  auto priced = std::make_unique<CutPlanner>(options.page_size, options.min_cut_items, kCursorCost);
   add_values(*priced);
   compute_weights();
 
@@ -61,7 +60,7 @@ bool RewriteJob::compact_fits() {
     output.body = to_json(entry_->parts[k].json);
     if (output.body != split_.parts[k].text) output.mode = Mode::kCompacted;
   }
-  return total_tokens() <= budget_.token_budget;
+  return fits(answer_size(), FitBudget::of(budget_));
 }
 
 void RewriteJob::record_fit(const FitResult& result) {
@@ -85,14 +84,29 @@ void RewriteJob::record_fit(const FitResult& result) {
 
 void RewriteJob::add_values(CutPlanner& planner) {
   for (const std::size_t k : json_parts_) {
-    compact_tokens_[k] =
-        static_cast<std::size_t>(std::ceil(planner.add_tree(entry_->parts[k].json, k, "")));
+    const Cost cost = planner.add_tree(entry_->parts[k].json, k, "");
+    compact_tokens_[k] = static_cast<std::size_t>(std::ceil(cost.tokens));
+    compact_text_[k] = Cost{.tokens = 0, .chars = cost.chars, .bytes = cost.bytes};
   }
 }
 
-double RewriteJob::cost(CutPlanner& planner) {
-  for (const std::size_t k : json_parts_) planner.set_weight(k, weights_[k]);
-  return static_cast<double>(compacted_total());
+Cost RewriteJob::cost(CutPlanner& planner) {
+  Cost cost{.tokens = static_cast<double>(compacted_total())};
+  std::size_t items = 0;
+  for (std::size_t k = 0; k < split_.parts.size(); ++k) {
+    // structuredContent is not in the text a client reads: tokens only.
+    const bool in_text = split_.parts[k].content_index != kNotContent;
+    if (split_.parts[k].is_json) planner.set_weight(k, weights_[k], in_text);
+    if (!in_text) continue;
+    cost.chars += compact_text_[k].chars;
+    cost.bytes += compact_text_[k].bytes;
+    ++items;
+  }
+  // The text items are joined with '\n'.
+  const double joins = items > 0 ? static_cast<double>(items - 1) : 0.0;
+  cost.chars += joins;
+  cost.bytes += joins;
+  return cost;
 }
 
 std::vector<RecordGroup> RewriteJob::record_groups(const CutMap& cuts, const ValueView& view) {
@@ -111,7 +125,7 @@ std::optional<AnswerSize> RewriteJob::render(const FitPlan& plan) {
   if (plan.cuts.empty() && !plan.view.summarizes()) return std::nullopt;  // nothing to show
   if (!cached()) return std::nullopt;  // too large for the cache: nothing could be reached
   write_json_parts(plan);
-  return AnswerSize{.tokens = total_tokens()};
+  return answer_size();
 }
 
 void RewriteJob::write_json_parts(const FitPlan& plan) {

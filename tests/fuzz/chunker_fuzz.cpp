@@ -70,7 +70,7 @@ std::string where(std::size_t begin, std::size_t end, std::size_t max_tokens,
 void check_chunks(std::string_view text, std::size_t max_tokens, bool utf8) {
   const ctxguard::pipeline::LineIndex lines(text);
   const std::vector<ctxguard::pipeline::TextChunk> chunks =
-      ctxguard::pipeline::chunk_text(text, max_tokens, lines);
+      ctxguard::pipeline::chunk_text(text, {.tokens = max_tokens}, lines);
   require(text.empty() == chunks.empty(), "\"\" gives no chunks, any other text some");
   std::size_t expected_begin = 0;
   for (const auto& chunk : chunks) {
@@ -105,7 +105,7 @@ constexpr std::size_t kMaxCuts = 64;
 void check_cuts(std::string_view text, std::size_t max_tokens, bool utf8) {
   std::size_t cuts = 0;
   for (std::size_t begin = 0; begin < text.size() && cuts < kMaxCuts; ++cuts) {
-    const std::size_t end = ctxguard::pipeline::cut_text(text, begin, max_tokens);
+    const std::size_t end = ctxguard::pipeline::cut_text(text, begin, {.tokens = max_tokens});
     require(end > begin && end <= text.size(), "cut_text advances within the text",
             [&] { return "from " + std::to_string(begin) + " to " + std::to_string(end); });
     const auto at = [&] { return where(begin, end, max_tokens, text); };

@@ -60,7 +60,13 @@ class FetchCall {
   class PageSubject;
   class ValueSubject;
 
-  FitBudget budget() const { return FitBudget{.tokens = context_.budget.token_budget}; }
+  FitBudget budget() const { return FitBudget::of(context_.budget); }
+  // What a text piece may take in an answer with its trailing `_ctxguard` item.
+  FitBudget piece_allowance() const {
+    return budget::text_allowance(budget(), kMetadataTokens, kMetadataChars);
+  }
+  // The size of the answer of `piece` and `trailer` (whose tokens the trailer settled).
+  AnswerSize text_answer_size(std::string_view piece, const std::string& trailer) const;
   FitOptions fit_options() const;
 
   // The dispatch: text parts (by cursor kind), then JSON parts (by the value's kind).

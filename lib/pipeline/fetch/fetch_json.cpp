@@ -41,7 +41,7 @@ class FetchCall::PageSubject final : public FitSubject {
     cost_ = planner.add_page(page_.array, call_.part_index_, page_.path, page_.begin, count,
                              page_.indices);
   }
-  double cost(CutPlanner& /*planner*/) override { return cost_; }
+  Cost cost(CutPlanner& /*planner*/) override { return cost_; }
 
   std::vector<RecordGroup> record_groups(const CutMap& /*cuts*/,
                                          const ValueView& /*view*/) override {
@@ -75,7 +75,7 @@ class FetchCall::PageSubject final : public FitSubject {
   FetchCall& call_;
   const Page& page_;
   const std::optional<std::string>& summary_;
-  double cost_ = 0;
+  Cost cost_;
 };
 
 // The value at a path as the fit engine sees it.
@@ -87,7 +87,7 @@ class FetchCall::ValueSubject final : public FitSubject {
   void add_values(CutPlanner& planner) override {
     cost_ = planner.add_tree(value_, call_.part_index_, path_);
   }
-  double cost(CutPlanner& /*planner*/) override { return cost_; }
+  Cost cost(CutPlanner& /*planner*/) override { return cost_; }
 
   std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override {
     return find_record_groups(value_, path_, cuts, view);
@@ -130,7 +130,7 @@ class FetchCall::ValueSubject final : public FitSubject {
   FetchCall& call_;
   const json::value& value_;
   const std::string& path_;
-  double cost_ = 0;
+  Cost cost_;
 };
 
 FitOptions FetchCall::fit_options() const {
@@ -146,7 +146,7 @@ AnswerSize FetchCall::compose(json::object meta, const std::string& body) {
       meta, context_.budget.token_budget, 0,
       [&](const json::object& so_far) { return attach_metadata(body, so_far); }, tokens);
   answer_.result = text_tool_result(std::move(text), ToolResult::kAnswer);
-  return AnswerSize{.tokens = tokens};
+  return result_size(answer_.result, tokens);
 }
 
 void FetchCall::answer_page(const Page& page) {

@@ -27,10 +27,19 @@ struct LineMatches {
   std::size_t resume = 0;  // the first matching line not shown (0: none)
 };
 
+// Whether `counter` (a body of `lines` lines) is within `allowance`.
+bool fits_allowance(const budget::TokenCounter& counter, std::size_t lines,
+                    const FitBudget& allowance) {
+  return counter.tokens() <= allowance.tokens &&
+         (allowance.chars == 0 || counter.chars() <= allowance.chars) &&
+         (allowance.bytes == 0 || counter.bytes() <= allowance.bytes) &&
+         (allowance.lines == 0 || lines <= allowance.lines);
+}
+
 // The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
 // they fit `allowance` (a first match alone over it is shown cut).
 LineMatches match_lines(std::string_view text, const LineIndex& lines, const Query& query,
-                        std::size_t from, std::size_t allowance) {
+                        std::size_t from, const FitBudget& allowance) {
   LineMatches matches;
   budget::TokenCounter counter;
   for (std::size_t line = 1; line <= lines.lines(); ++line) {
@@ -45,13 +54,20 @@ LineMatches match_lines(std::string_view text, const LineIndex& lines, const Que
     std::string entry = fmt::format("{}: {}\n", line, content);
     budget::TokenCounter next = counter;
     next.add(entry);
-    if (next.tokens() <= allowance) {
+    // Every entry ends its line: a body of n entries is n + 1 lines as a client counts them.
+    if (fits_allowance(next, matches.shown + 2, allowance)) {
       counter = next;
       matches.body += entry;
       ++matches.shown;
-    } else if (matches.shown == 0) {  // one very long line: its start
-      entry.resize(cut_text(entry, 0, allowance));
-      matches.body += entry + "…\n";
+    } else if (matches.shown == 0) {  // one very long line: its start, and the mark after it
+      const std::string_view mark = "…\n";
+      FitBudget room = allowance;
+      if (room.chars != 0) room.chars -= std::min(room.chars - 1, mark.size());
+      if (room.bytes != 0) room.bytes -= std::min(room.bytes - 1, mark.size());
+      if (room.lines != 0) room.lines -= std::min(room.lines - 1, std::size_t{1});
+      entry.resize(cut_text(entry, 0, room));
+      matches.body += entry;
+      matches.body += mark;
       ++matches.shown;
       matches.resume = line + 1;
     } else {
@@ -63,6 +79,15 @@ LineMatches match_lines(std::string_view text, const LineIndex& lines, const Que
 }
 
 }  // namespace
+
+AnswerSize FetchCall::text_answer_size(std::string_view piece, const std::string& trailer) const {
+  budget::TextMeasure text;
+  text.add_item(piece);
+  text.add_item(trailer);
+  AnswerSize size = text.size();
+  size.tokens = answer_.record.final_tokens;
+  return size;
+}
 
 void FetchCall::set_text_answer(std::string_view text, const std::string& trailer) {
   answer_.result =
@@ -102,13 +127,13 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
     first = lines->line_of(begin);  // total + 1 at the very end
   }
   std::size_t end = first <= last ? lines->line_end(last) : begin;
-  std::size_t allowance = text_allowance(budget(), kMetadataTokens);
+  FitBudget allowance = piece_allowance();
   std::string trailer;
   std::size_t shown_last = last;
   for (int round = 0; round < kPlanningRounds; ++round) {
     std::size_t cut = end;
-    if (begin < end && budget::estimate_tokens(text.substr(begin, end - begin)) > allowance) {
-      cut = cut_text(text.substr(0, end), begin, allowance);
+    if (begin < end) cut = cut_text(text.substr(0, end), begin, allowance);
+    if (cut < end) {
       // Whole lines only, unless a single line is itself over the budget.
       const std::size_t line = lines->line_of(cut - 1);
       if (lines->line_end(line) != cut && line > first) cut = lines->line_begin(line);
@@ -129,7 +154,8 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, cut - begin));
     trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
                                    answer_.record.final_tokens);
-    const auto next = reduced_allowance(allowance, {answer_.record.final_tokens}, budget());
+    const auto next = budget::reduced_allowance(
+        allowance, text_answer_size(text.substr(begin, cut - begin), trailer), budget());
     if (!next) {
       end = cut;
       break;
@@ -148,8 +174,9 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   }
   std::optional<LineIndex> own;
   const LineIndex* lines = line_index(own);
-  LineMatches matches = match_lines(part_.text, *lines, std::get<Query>(parsed), from,
-                                    text_allowance(budget(), kMetadataTokens + 40));
+  LineMatches matches =
+      match_lines(part_.text, *lines, std::get<Query>(parsed), from,
+                  budget::text_allowance(budget(), kMetadataTokens + 40, kMetadataChars + 160));
   const std::string& query = request_.query;
   json::object meta{{"query", query},
                     {"totalMatches", matches.total},
@@ -182,7 +209,7 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
 
 void FetchCall::answer_text(std::string_view text, std::size_t begin, const std::string& path,
                             const json::object& extra) {
-  std::size_t allowance = text_allowance(budget(), kMetadataTokens);
+  FitBudget allowance = piece_allowance();
   std::string trailer;
   std::size_t end = 0;
   for (int round = 0; round < kPlanningRounds; ++round) {
@@ -202,7 +229,8 @@ void FetchCall::answer_text(std::string_view text, std::size_t begin, const std:
     const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
     trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
                                    answer_.record.final_tokens);
-    const auto next = reduced_allowance(allowance, {answer_.record.final_tokens}, budget());
+    const auto next = budget::reduced_allowance(
+        allowance, text_answer_size(text.substr(begin, end - begin), trailer), budget());
     if (!next) break;
     allowance = *next;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 
 #include "support/glob.hpp"
 
@@ -17,21 +18,20 @@ constexpr int kTightenRounds = 2;
 
 // A written answer over its budget by `over` tokens: the next round plans to remove that much
 // more, and a quarter and a little on top, since what a cut saves is estimated item by item
-// apart from the text around the items.
+// apart from the text around the items. Characters and bytes are exact but `_ctxguard` is an
+// allowance: the same correction, with a margin of about as many characters.
 constexpr double kOvershootFactor = 1.25;
 constexpr double kOvershootMargin = 32;
+constexpr double kOvershootCharsMargin = 128;
 // Field costs are estimated apart from the records around them: projection aims a little past
 // what is left to save.
 constexpr double kProjectionFactor = 1.1;
 constexpr double kProjectionMargin = 16;
-// A text piece's allowance is cut by what its answer came out over, and a little: the trailer's
-// estimate moves with the numbers in it.
-constexpr std::size_t kTextOvershootMargin = 16;
-// Below this a text piece is not worth shrinking further: it goes out as it is.
-constexpr std::size_t kSmallestTextAllowance = 64;
+
+constexpr double kNoLimit = -std::numeric_limits<double>::infinity();
 
 // Plans `level`'s cuts on a planner holding the values; true when they remove `excess`.
-bool plan_level(CutPlanner& planner, FitLevel level, double excess) {
+bool plan_level(CutPlanner& planner, FitLevel level, const Cost& excess) {
   if (planner.cut_to_pages(excess)) return true;
   switch (level) {
     case FitLevel::kPages:
@@ -103,8 +103,10 @@ class Fitter {
   bool project() {
     FitPlan& plan = result_.plan;
     const std::vector<RecordGroup> groups = subject_.record_groups(last_map_, plan.view);
+    // Projection prices fields in tokens: what is left over in another unit is taken at the
+    // answer's own characters (or bytes) per token.
     plan.projections =
-        plan_projections(groups, last_excess_ * kProjectionFactor + kProjectionMargin,
+        plan_projections(groups, tokens_left() * kProjectionFactor + kProjectionMargin,
                          options_.projection_rule, kMinProjectedFields, plan.view);
     return !plan.projections.empty();
   }
@@ -113,24 +115,27 @@ class Fitter {
     // The priced planner saw whole values: it serves only a view that shows them whole.
     if (priced_ && !result_.plan.view.summarizes()) return std::move(priced_);
     priced_.reset();
-    auto planner = std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items,
-                                                static_cast<double>(kTokensPerCursor));
+    auto planner =
+        std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items, kCursorCost);
     planner->set_view(result_.plan.view);
     subject_.add_values(*planner);
     return planner;
   }
 
   Outcome plan_rounds(FitLevel level) {
-    const FitBudget budget = options_.budget;
+    const FitBudget& budget = options_.budget;
     const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
-    double overshoot = 0;
+    Cost overshoot;
     for (int round = 0; round < rounds; ++round) {
       const std::unique_ptr<CutPlanner> cuts = planner();
-      const double excess = subject_.cost(*cuts) + static_cast<double>(kMetadataTokens) -
-                            static_cast<double>(budget.tokens) + overshoot;
-      const bool reached = plan_level(*cuts, level, excess);
+      const Cost cost = subject_.cost(*cuts);
+      const Cost metadata{
+          .tokens = kMetadataTokens, .chars = kMetadataChars, .bytes = kMetadataChars};
+      const bool reached =
+          plan_level(*cuts, level, excess_over(cost + metadata, budget) + overshoot);
       last_map_ = cuts->cut_map();
       last_excess_ = cuts->excess_left();
+      last_cost_ = cost;
       if (!reached && level < FitLevel::kShrink) return Outcome::kStronger;
       result_.plan.level = level;
       result_.plan.cuts = cuts->visible_cuts();
@@ -152,15 +157,29 @@ class Fitter {
   FitSubject& subject_;
   const FitOptions& options_;
   std::unique_ptr<CutPlanner> priced_;
+  // What the last plan left to save, in tokens: the most of the units still over, the others
+  // converted at the answer's own rate.
+  double tokens_left() const {
+    double tokens = std::max(last_excess_.tokens, 0.0);
+    if (last_cost_.chars > 0 && last_excess_.chars > 0) {
+      tokens = std::max(tokens, last_excess_.chars * last_cost_.tokens / last_cost_.chars);
+    }
+    if (last_cost_.bytes > 0 && last_excess_.bytes > 0) {
+      tokens = std::max(tokens, last_excess_.bytes * last_cost_.tokens / last_cost_.bytes);
+    }
+    return tokens;
+  }
+
   FitResult result_;
   CutMap last_map_;  // the last plan's cuts, rendered or not (projection reads them)
-  double last_excess_ = 0;
+  Cost last_excess_;
+  Cost last_cost_;  // the answer's cost before that plan's cuts
 };
 
 }  // namespace
 
 FitOptions FitOptions::of(const config::BudgetSettings& settings, std::string_view tool) {
-  FitOptions options{.budget = {.tokens = settings.token_budget},
+  FitOptions options{.budget = FitBudget::of(settings),
                      .page_size = settings.page_size,
                      .min_cut_items = settings.min_cut_items,
                      .summarize = settings.summarization,
@@ -182,20 +201,26 @@ FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
   return Fitter(subject, options, std::move(view), std::move(priced)).run();
 }
 
-double overshoot_after(double overshoot, AnswerSize measured, FitBudget budget) {
-  const auto over = static_cast<double>(measured.tokens - std::min(measured.tokens, budget.tokens));
-  return overshoot + (over * kOvershootFactor + kOvershootMargin);
+Cost excess_over(const Cost& cost, const FitBudget& budget) {
+  const auto over = [](double value, std::size_t limit) {
+    return limit == 0 ? kNoLimit : value - static_cast<double>(limit);
+  };
+  return Cost{.tokens = cost.tokens - static_cast<double>(budget.tokens),
+              .chars = over(cost.chars, budget.chars),
+              .bytes = over(cost.bytes, budget.bytes)};
 }
 
-std::size_t text_allowance(FitBudget budget, std::size_t reserve) {
-  return budget.tokens - std::min(budget.tokens / 2, reserve);
-}
-
-std::optional<std::size_t> reduced_allowance(std::size_t allowance, AnswerSize measured,
-                                             FitBudget budget) {
-  if (fits(measured, budget) || allowance < kSmallestTextAllowance) return std::nullopt;
-  return allowance -
-         std::min(allowance / 2, measured.tokens - budget.tokens + kTextOvershootMargin);
+Cost overshoot_after(const Cost& overshoot, const AnswerSize& measured, const FitBudget& budget) {
+  // Nothing for a unit within its limit (or not limited).
+  const auto more = [](std::size_t size, std::size_t limit, double margin) {
+    if (limit == 0 || size <= limit) return 0.0;
+    return static_cast<double>(size - limit) * kOvershootFactor + margin;
+  };
+  Cost next = overshoot;
+  next.tokens += more(measured.tokens, budget.tokens, kOvershootMargin);
+  next.chars += more(measured.chars, budget.chars, kOvershootCharsMargin);
+  next.bytes += more(measured.bytes, budget.bytes, kOvershootCharsMargin);
+  return next;
 }
 
 }  // namespace ctxguard::pipeline

@@ -6,9 +6,9 @@
 // answer is written. The levels, the planning rounds and the corrections applied when a written
 // answer comes out larger than planned live here and nowhere else.
 //
-// The plan prices values with the token estimator (CutPlanner); the written answer is measured
-// as an AnswerSize and held to a FitBudget, so that a budget in another unit is added in those
-// two types and the planner's pricing, not in the callers.
+// The plan prices values in estimated tokens, characters and bytes in one walk (CutPlanner's
+// Cost); the written answer is measured as a budget::AnswerSize in every unit a client may limit
+// and held to a budget::FitBudget: within every limit set, or re-planned.
 
 #include <cstddef>
 #include <memory>
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "budget/answer_size.hpp"
 #include "config/settings.hpp"
 #include "pipeline/fit/paginate.hpp"
 #include "pipeline/fit/projection.hpp"
@@ -23,12 +24,22 @@
 
 namespace ctxguard::pipeline {
 
+using budget::AnswerSize;
+using budget::FitBudget;
+
 // Planning allowances for what `_ctxguard` adds to an answer (its fields, each cursor); answers
 // are measured after they are written, and re-planned up to kPlanningRounds times when one comes
-// out larger than planned.
+// out larger than planned. In characters and bytes, for clients that limit those: a cursor is
+// base64url, fewer characters per token than JSON.
 inline constexpr std::size_t kMetadataTokens = 160;
 inline constexpr std::size_t kTokensPerCursor = 70;
+inline constexpr std::size_t kMetadataChars = 700;
+inline constexpr std::size_t kCharsPerCursor = 220;
 inline constexpr int kPlanningRounds = 6;
+
+// The planning allowance for one listed cut (its path and cursor in `_ctxguard`).
+inline constexpr Cost kCursorCost{
+    .tokens = kTokensPerCursor, .chars = kCharsPerCursor, .bytes = kCharsPerCursor};
 
 // How far fitting a value goes, in order: each level is tried only when the one before cannot
 // bring the answer within its budget.
@@ -45,18 +56,6 @@ enum class FitLevel {
 // says more than three whole ones.
 inline constexpr std::size_t kMinItemsShown = 10;
 inline constexpr std::size_t kMinProjectedFields = 3;
-
-// What an answer may take.
-struct FitBudget {
-  std::size_t tokens = 0;
-};
-
-// What a written answer takes, measured.
-struct AnswerSize {
-  std::size_t tokens = 0;
-};
-
-inline bool fits(AnswerSize size, FitBudget budget) { return size.tokens <= budget.tokens; }
 
 // What fitting may do, from the tool's settings.
 struct FitOptions {
@@ -97,9 +96,9 @@ class FitSubject {
   virtual ~FitSubject() = default;
   // Registers the values on a fresh `planner` (which prices them as its view shows them).
   virtual void add_values(CutPlanner& planner) = 0;
-  // The answer's cost before any cut, in tokens, with the values as last added to `planner`
-  // (which the subject may weigh: a part repeated in structuredContent counts twice).
-  virtual double cost(CutPlanner& planner) = 0;
+  // The answer's cost before any cut, with the values as last added to `planner` (which the
+  // subject may weigh: a part repeated in structuredContent counts twice).
+  virtual Cost cost(CutPlanner& planner) = 0;
   // The records projection may trim, as shown with `cuts` and `view`.
   virtual std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) = 0;
   // Writes the answer as `plan` shows it and measures it; nullopt ends the fit (nothing can be
@@ -115,16 +114,12 @@ class FitSubject {
 FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
               std::unique_ptr<CutPlanner> priced = nullptr);
 
-// The planning correction after a written answer came out at `measured` against `budget`: the
-// next round plans to remove this much more than the estimates say.
-double overshoot_after(double overshoot, AnswerSize measured, FitBudget budget);
+// The excess of an answer costing `cost` over `budget`: what a plan must remove, each unit
+// that `budget` does not limit never over.
+Cost excess_over(const Cost& cost, const FitBudget& budget);
 
-// What a piece of text may take in an answer of `budget` after its `_ctxguard` item (up to half
-// the budget, `reserve` at most).
-std::size_t text_allowance(FitBudget budget, std::size_t reserve);
-// The allowance for the next round when a piece written with `allowance` measured `measured`;
-// nullopt when it is too small to shrink further (the piece stands).
-std::optional<std::size_t> reduced_allowance(std::size_t allowance, AnswerSize measured,
-                                             FitBudget budget);
+// The planning correction after a written answer came out at `measured` against `budget`: the
+// next round plans to remove this much more than the estimates say, in each unit it was over.
+Cost overshoot_after(const Cost& overshoot, const AnswerSize& measured, const FitBudget& budget);
 
 }  // namespace ctxguard::pipeline

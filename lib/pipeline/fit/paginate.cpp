@@ -3,6 +3,7 @@
 #include "pipeline/fit/table_form.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "budget/token_estimator.hpp"
@@ -13,6 +14,37 @@
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
+
+Cost Cost::tokens_only(double tokens) {
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  return Cost{.tokens = tokens, .chars = kNone, .bytes = kNone};
+}
+
+Cost& Cost::operator+=(const Cost& other) {
+  tokens += other.tokens;
+  chars += other.chars;
+  bytes += other.bytes;
+  return *this;
+}
+
+Cost& Cost::operator-=(const Cost& other) {
+  tokens -= other.tokens;
+  chars -= other.chars;
+  bytes -= other.bytes;
+  return *this;
+}
+
+Cost CutPlanner::counted() const {
+  return Cost{.tokens = counter_.fractional_tokens(),
+              .chars = static_cast<double>(counter_.chars()),
+              .bytes = static_cast<double>(counter_.bytes())};
+}
+
+Cost CutPlanner::weighted(const Candidate& candidate, const Cost& cost) const {
+  return Cost{.tokens = cost.tokens * candidate.weight,
+              .chars = cost.chars * candidate.text_weight,
+              .bytes = cost.bytes * candidate.text_weight};
+}
 
 std::string CutPlanner::path_of(const std::vector<Segment>& segments) {
   std::string path = base_path_;
@@ -68,7 +100,7 @@ int CutPlanner::add_candidate(const json::array& array, std::string path, const 
 
 void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path,
                             const Place& place) {
-  const double before = counter_.fractional_tokens();
+  const Cost before = counted();
   // Paths are spelled out only for arrays that may be cut: most nodes never need theirs.
   std::string pointer;
   if (array.size() > min_cut_items_) pointer = path_of(path);
@@ -87,7 +119,7 @@ void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path
   }
   path.push_back(Segment{});
   for (std::size_t i = 0; i < array.size(); ++i) {
-    const double item_before = counter_.fractional_tokens();
+    const Cost item_before = counted();
     if (i != 0) counter_.add(",");
     path.back() = Segment{.key = {}, .index = i, .is_index = true};
     if (cuttable) inner.parent_item = i;
@@ -98,16 +130,16 @@ void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path
     }
     // candidates_ may have grown: index, do not hold a reference across walk().
     if (cuttable) {
-      candidates_[inner.parent].item_cost.push_back(counter_.fractional_tokens() - item_before);
+      candidates_[inner.parent].item_cost.push_back(counted() - item_before);
     }
   }
   path.pop_back();
   counter_.add(table ? "]}" : "]");
   if (cuttable) {
     Candidate& candidate = candidates_[inner.parent];
-    candidate.original_cost = counter_.fractional_tokens() - before;
+    candidate.original_cost = (counted() - before).tokens;
     candidate.shown_cost =
-        std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
+        std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), Cost{});
   }
 }
 
@@ -158,23 +190,25 @@ void CutPlanner::count_table_row(const json::object& item) {
   counter_.add("]");
 }
 
-double CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
+Cost CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
   base_path_ = path;
   std::vector<Segment> segments;
   counter_ = budget::TokenCounter{};
   walk(root, segments, Place{.part = part});
-  return counter_.fractional_tokens();
+  return counted();
 }
 
-void CutPlanner::set_weight(std::size_t part, double weight) {
+void CutPlanner::set_weight(std::size_t part, double weight, bool in_text) {
   for (Candidate& candidate : candidates_) {
-    if (candidate.part == part) candidate.weight = weight;
+    if (candidate.part != part) continue;
+    candidate.weight = weight;
+    candidate.text_weight = in_text ? 1 : 0;
   }
 }
 
-double CutPlanner::add_page(const json::array& array, std::size_t part, const std::string& path,
-                            std::size_t begin, std::size_t count,
-                            const std::vector<std::size_t>* indices) {
+Cost CutPlanner::add_page(const json::array& array, std::size_t part, const std::string& path,
+                          std::size_t begin, std::size_t count,
+                          const std::vector<std::size_t>* indices) {
   Candidate page;
   page.array = &array;
   page.part = part;
@@ -198,7 +232,7 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
   }
   Place place{.parent = self, .parent_item = 0, .part = part, .depth = 1, .array = &array};
   for (std::size_t i = 0; i < count; ++i) {
-    const double item_before = counter_.fractional_tokens();
+    const Cost item_before = counted();
     if (i != 0) counter_.add(",");
     const std::size_t index = indices != nullptr ? (*indices)[i] : begin + i;
     segments.front() = Segment{.key = {}, .index = index, .is_index = true};
@@ -208,14 +242,15 @@ double CutPlanner::add_page(const json::array& array, std::size_t part, const st
     } else {
       walk(array[index], segments, place);
     }
-    candidates_[self].item_cost.push_back(counter_.fractional_tokens() - item_before);
+    candidates_[self].item_cost.push_back(counted() - item_before);
   }
   counter_.add(table ? "]}" : "]");
   Candidate& candidate = candidates_[self];
-  candidate.original_cost = counter_.fractional_tokens();
+  const Cost cost = counted();
+  candidate.original_cost = cost.tokens;
   candidate.shown_cost =
-      std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), 0.0);
-  return candidate.original_cost;
+      std::accumulate(candidate.item_cost.begin(), candidate.item_cost.end(), Cost{});
+  return cost;
 }
 
 bool CutPlanner::visible(int index) const {
@@ -228,12 +263,12 @@ bool CutPlanner::visible(int index) const {
   return true;
 }
 
-double CutPlanner::shrink(int index, std::size_t keep) {
+Cost CutPlanner::shrink(int index, std::size_t keep) {
   Candidate& candidate = candidates_[index];
-  if (keep >= candidate.keep) return 0;
+  if (keep >= candidate.keep) return {};
   if (candidate.item_cuts.empty()) candidate.item_cuts.assign(candidate.count, 0);
-  const double saving = std::accumulate(candidate.item_cost.begin() + keep,
-                                        candidate.item_cost.begin() + candidate.keep, 0.0);
+  const Cost saving = std::accumulate(candidate.item_cost.begin() + keep,
+                                      candidate.item_cost.begin() + candidate.keep, Cost{});
   // Listing: the first cut of an array adds its entry to _ctxguard (a page is listed anyway);
   // the arrays cut inside the items dropped now are no longer listed.
   const int listed = candidate.keep == candidate.count && !candidate.is_page ? 1 : 0;
@@ -252,17 +287,21 @@ double CutPlanner::shrink(int index, std::size_t keep) {
     if (item < parent.keep) parent.shown_cost -= saving;
     child = candidates_[child].parent;
   }
-  return (saving + static_cast<double>(unlisted - listed) * cut_cost_) * candidate.weight;
+  const double listings = static_cast<double>(unlisted - listed);
+  const Cost listed_saving{.tokens = listings * cut_cost_.tokens,
+                           .chars = listings * cut_cost_.chars,
+                           .bytes = listings * cut_cost_.bytes};
+  return weighted(candidate, saving + listed_saving);
 }
 
-bool CutPlanner::cut(double excess) {
+bool CutPlanner::cut(Cost excess) {
   if (cut_to_pages(excess)) return true;
   return shrink_shown(excess_left_);
 }
 
-bool CutPlanner::cut_to_pages(double excess) {
+bool CutPlanner::cut_to_pages(Cost excess) {
   excess_left_ = excess;
-  if (excess <= 0) return true;
+  if (!excess.over()) return true;
   // Largest first: every array longer than a page is cut to one page until the answer fits.
   std::vector<int> order(candidates_.size());
   std::iota(order.begin(), order.end(), 0);
@@ -270,40 +309,40 @@ bool CutPlanner::cut_to_pages(double excess) {
     return candidates_[a].original_cost > candidates_[b].original_cost;
   });
   for (const int index : order) {
-    if (excess <= 0) break;
+    if (!excess.over()) break;
     const Candidate& candidate = candidates_[index];
     if (candidate.is_page || candidate.keep <= page_size_ || !visible(index)) continue;
     excess -= shrink(index, page_size_);
   }
   excess_left_ = excess;
-  return excess <= 0;
+  return !excess.over();
 }
 
-bool CutPlanner::shrink_shown(double excess, std::size_t min_keep) {
+bool CutPlanner::shrink_shown(Cost excess, std::size_t min_keep) {
   min_keep = std::max<std::size_t>(min_keep, 1);
   // Shorten the largest array shown, item by item from its end, and repeat.
-  while (excess > 0) {
+  while (excess.over()) {
     int largest = -1;
     for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
       const Candidate& candidate = candidates_[i];
       if (candidate.keep <= min_keep || !visible(i)) continue;
-      if (largest < 0 || candidate.shown_cost * candidate.weight >
-                             candidates_[largest].shown_cost * candidates_[largest].weight) {
+      if (largest < 0 || candidate.shown_cost.tokens * candidate.weight >
+                             candidates_[largest].shown_cost.tokens * candidates_[largest].weight) {
         largest = i;
       }
     }
     if (largest < 0) break;
     const Candidate& candidate = candidates_[largest];
     std::size_t keep = candidate.keep;
-    double saving = 0;
-    while (keep > min_keep && excess - saving > 0) {
+    Cost saving;
+    while (keep > min_keep && (excess - saving).over()) {
       --keep;
-      saving += candidate.item_cost[keep] * candidate.weight;
+      saving += weighted(candidate, candidate.item_cost[keep]);
     }
     excess -= shrink(largest, keep);
   }
   excess_left_ = excess;
-  return excess <= 0;
+  return !excess.over();
 }
 
 std::vector<ArrayCut> CutPlanner::visible_cuts() const {

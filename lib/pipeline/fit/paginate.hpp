@@ -28,6 +28,25 @@
 
 namespace ctxguard::pipeline {
 
+// What values cost in an answer, in the units the planner prices them in, read from one
+// budget::TokenCounter walk: estimated tokens, and the characters (UTF-16 code units) and bytes
+// they add to the text a client reads. As an excess (what a plan must remove), a unit that is
+// not limited is minus infinity, so no saving is ever needed in it.
+struct Cost {
+  double tokens = 0;
+  double chars = 0;
+  double bytes = 0;
+
+  // An excess in tokens alone.
+  static Cost tokens_only(double tokens);
+  // Whether some unit is still over (above 0).
+  bool over() const { return tokens > 0 || chars > 0 || bytes > 0; }
+  Cost& operator+=(const Cost& other);
+  Cost& operator-=(const Cost& other);
+  friend Cost operator+(Cost a, const Cost& b) { return a += b; }
+  friend Cost operator-(Cost a, const Cost& b) { return a -= b; }
+};
+
 // One shortened array as the answer shows it.
 struct ArrayCut {
   std::size_t part = 0;      // the cached part the array is in
@@ -44,7 +63,7 @@ using ShownRange = ItemWindow;
 class CutPlanner {
  public:
   // `cut_cost`: what listing one more shortened array costs (its path and cursor in _ctxguard).
-  CutPlanner(std::size_t page_size, std::size_t min_cut_items, double cut_cost = 0)
+  CutPlanner(std::size_t page_size, std::size_t min_cut_items, Cost cut_cost = {})
       : page_size_(page_size), min_cut_items_(min_cut_items), cut_cost_(cut_cost) {}
 
   // Prices values as `view` shows them (strings cut, deep values collapsed, records projected);
@@ -52,28 +71,29 @@ class CutPlanner {
   void set_view(const ValueView& view) { view_ = &view; }
 
   // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Returns
-  // its cost: the token estimate of its minified form.
-  double add_tree(const boost::json::value& root, std::size_t part, const std::string& path);
+  // its cost: the token estimate, characters and bytes of its minified form.
+  Cost add_tree(const boost::json::value& root, std::size_t part, const std::string& path);
 
-  // Each token of `part` counts `weight` times (a part structuredContent mirrors counts twice).
-  void set_weight(std::size_t part, double weight);
+  // Each token of `part` counts `weight` times (a part structuredContent mirrors counts twice);
+  // its characters and bytes count once when the part is read as text, not at all otherwise.
+  void set_weight(std::size_t part, double weight, bool in_text = true);
 
   // Registers a page: items [begin, begin + count) of `array` (at `path` in `part`), or with
   // `indices` the items it lists (count = its size; a query's matches), each as the view shows
   // it. The page itself may shrink to one item.
-  double add_page(const boost::json::array& array, std::size_t part, const std::string& path,
-                  std::size_t begin, std::size_t count,
-                  const std::vector<std::size_t>* indices = nullptr);
+  Cost add_page(const boost::json::array& array, std::size_t part, const std::string& path,
+                std::size_t begin, std::size_t count,
+                const std::vector<std::size_t>* indices = nullptr);
 
-  // Cuts until `excess` cost is gone. Returns true when it is.
-  bool cut(double excess);
+  // Cuts until `excess` is gone in every unit. Returns true when it is.
+  bool cut(Cost excess);
   // Only the first step of cut(): arrays longer than a page cut to one page, largest first.
-  bool cut_to_pages(double excess);
+  bool cut_to_pages(Cost excess);
   // Only the second step: the largest arrays shown shortened further, never below `min_keep`
   // items (nor below one).
-  bool shrink_shown(double excess, std::size_t min_keep = 1);
-  // What the last cut could not remove (<= 0 when it reached its target).
-  double excess_left() const { return excess_left_; }
+  bool shrink_shown(Cost excess, std::size_t min_keep = 1);
+  // What the last cut could not remove (nothing over when it reached its target).
+  const Cost& excess_left() const { return excess_left_; }
 
   // Arrays shown shortened, largest first; a page (if any) comes first.
   std::vector<ArrayCut> visible_cuts() const;
@@ -88,12 +108,13 @@ class CutPlanner {
     std::size_t begin = 0;
     std::size_t count = 0;  // items in view (a page: its items; otherwise the whole array)
     std::size_t keep = 0;   // items shown
-    std::vector<double> item_cost;
+    std::vector<Cost> item_cost;
     std::vector<int> item_cuts;  // shortened arrays listed from inside each item
-    double shown_cost = 0;       // sum of item_cost[0, keep)
-    double original_cost = 0;
-    double weight = 1;
-    int parent = -1;  // the nearest enclosing candidate
+    Cost shown_cost;             // sum of item_cost[0, keep)
+    double original_cost = 0;    // in tokens: arrays are cut largest first
+    double weight = 1;           // of its tokens
+    double text_weight = 1;      // of its characters and bytes
+    int parent = -1;             // the nearest enclosing candidate
     std::size_t parent_item = 0;
     bool is_page = false;
   };
@@ -127,16 +148,20 @@ class CutPlanner {
   void count_table_row(const boost::json::object& item);
   bool visible(int index) const;
   // Shows only the first `keep` items of candidate `index`; returns the weighted saving.
-  double shrink(int index, std::size_t keep);
+  Cost shrink(int index, std::size_t keep);
+  // The counter's reading so far.
+  Cost counted() const;
+  // `cost` of candidate `index` as its part counts.
+  Cost weighted(const Candidate& candidate, const Cost& cost) const;
 
   std::size_t page_size_;
   std::size_t min_cut_items_;
-  double cut_cost_;
+  Cost cut_cost_;
   budget::TokenCounter counter_;  // fed the bytes of everything walked, in writing order
   std::string base_path_;         // the pointer of the value being walked
   std::vector<Candidate> candidates_;
   const ValueView* view_ = &kWholeView;
-  double excess_left_ = 0;  // what the last cut left over
+  Cost excess_left_;  // what the last cut left over
 };
 
 // Writes `value` minified, showing only the ranges `cuts` gives for the arrays it names.

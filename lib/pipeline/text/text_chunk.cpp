@@ -276,12 +276,22 @@ struct Boundary {
 // The end of the chunk starting at `start`, in line `first_line` (see the rules at the top of
 // this file).
 Boundary chunk_end(std::string_view text, std::size_t start, std::size_t first_line,
-                   std::size_t max_tokens, const LineIndex& lines, bool log) {
-  // The window: `half` ends the longest stretch within half of max_tokens, `limit` the longest
-  // within max_tokens (counted on from `half`, so the window is counted once).
+                   const budget::FitBudget& limits, const LineIndex& lines, bool log) {
+  // The window: `half` ends the longest stretch within half of the limits, `limit` the longest
+  // within them (tokens counted on from `half`, so the window is counted once; characters, bytes
+  // and lines are exact and cut it shorter when they are set).
   TokenCounter counter;
-  const std::size_t half = advance_within(counter, text, start, text.size(), max_tokens / 2);
-  const std::size_t limit = advance_within(counter, text, half, text.size(), max_tokens);
+  const std::size_t max_tokens = limits.tokens;
+  std::size_t half = advance_within(counter, text, start, text.size(), max_tokens / 2);
+  std::size_t limit = advance_within(counter, text, half, text.size(), max_tokens);
+  if (limits.limits_text()) {
+    const budget::FitBudget halved{.tokens = 0,
+                                   .chars = (limits.chars + 1) / 2,
+                                   .bytes = (limits.bytes + 1) / 2,
+                                   .lines = (limits.lines + 1) / 2};
+    limit = std::min(limit, budget::prefix_within(text, start, limits));
+    half = std::min({half, limit, budget::prefix_within(text, start, halved)});
+  }
   if (limit == text.size()) return {limit, lines.lines() + 1};  // the rest fits
 
   // Line boundaries are line starts after `start` and at most `limit`, found walking back from
@@ -355,7 +365,7 @@ std::size_t LineIndex::line_end(std::size_t line) const {
 
 // ---- chunking ----------------------------------------------------------------------------------
 
-std::vector<TextChunk> chunk_text(std::string_view text, std::size_t max_tokens,
+std::vector<TextChunk> chunk_text(std::string_view text, const budget::FitBudget& limits,
                                   const LineIndex& lines) {
   std::vector<TextChunk> chunks;
   if (text.empty()) return chunks;
@@ -363,7 +373,7 @@ std::vector<TextChunk> chunk_text(std::string_view text, std::size_t max_tokens,
   std::size_t start = 0;
   std::size_t line = 1;
   while (start < text.size()) {
-    const Boundary boundary = chunk_end(text, start, line, max_tokens, lines, log);
+    const Boundary boundary = chunk_end(text, start, line, limits, lines, log);
     // The last line touched is the one before the end's when the end starts a line.
     const std::size_t last_line =
         boundary.end == lines.line_begin(boundary.line) ? boundary.line - 1 : boundary.line;

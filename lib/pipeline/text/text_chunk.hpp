@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "budget/answer_size.hpp"
 #include "pipeline/text/log_entry.hpp"
 
 namespace ctxguard::pipeline {
@@ -49,11 +50,12 @@ struct TextChunk {
   std::size_t last_line = 0;
 };
 
-// Splits `text` into chunks of at most `max_tokens` estimated tokens (budget::estimate_tokens of
-// the chunk's bytes), by the boundary rules above. A chunk is never empty; only a single UTF-8
-// character over `max_tokens` makes a chunk exceed it. Text that fits is one chunk; "" gives
-// none. Runs in time linear in the text (the 10 MiB log of bench/chunk_bench.cpp).
-std::vector<TextChunk> chunk_text(std::string_view text, std::size_t max_tokens,
+// Splits `text` into chunks of at most `limits.tokens` estimated tokens (budget::estimate_tokens
+// of the chunk's bytes) and within its characters, bytes and lines when set, by the boundary
+// rules above. A chunk is never empty; only a single UTF-8 character over a limit makes a chunk
+// exceed it. Text that fits is one chunk; "" gives none. Runs in time linear in the text (the
+// 10 MiB log of bench/chunk_bench.cpp).
+std::vector<TextChunk> chunk_text(std::string_view text, const budget::FitBudget& limits,
                                   const LineIndex& lines);
 
 }  // namespace ctxguard::pipeline

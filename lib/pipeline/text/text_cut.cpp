@@ -10,13 +10,18 @@ namespace ctxguard::pipeline {
 using text::is_continuation;
 using text::kMaxContinuation;
 
-std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t tokens) {
+std::size_t cut_text(std::string_view text, std::size_t begin, const budget::FitBudget& limits) {
   begin = std::min(begin, text.size());
-  const std::string_view rest = text.substr(begin);
-  if (budget::estimate_tokens(rest) <= tokens) return text.size();
+  const std::size_t tokens = limits.tokens;
+  // Characters, bytes and lines are exact: the piece never passes the first of them.
+  const std::size_t within = budget::prefix_within(text, begin, limits);
+  const std::string_view rest = text.substr(begin, within - begin);
+  const bool rest_fits = budget::estimate_tokens(rest) <= tokens;
+  if (within == text.size() && rest_fits) return text.size();
   // The longest prefix that fits, by bisection (estimates grow with length).
   std::size_t low = 0;
   std::size_t high = std::min(rest.size(), std::max<std::size_t>(tokens, 1) * 16);
+  if (rest_fits) low = high = rest.size();
   while (low < high) {
     const std::size_t middle = low + (high - low + 1) / 2;
     if (budget::estimate_tokens(rest.substr(0, middle)) <= tokens) {
@@ -37,9 +42,11 @@ std::size_t cut_text(std::string_view text, std::size_t begin, std::size_t token
     }
   }
   if (length == 0) {  // not even one character fits: take one anyway
-    length = 1;
+    const std::string_view after = text.substr(begin);
+    length = after.empty() ? 0 : 1;
     for (std::size_t step = 0;
-         step < kMaxContinuation && length < rest.size() && is_continuation(rest[length]); ++step) {
+         step < kMaxContinuation && length < after.size() && is_continuation(after[length]);
+         ++step) {
       ++length;
     }
   }

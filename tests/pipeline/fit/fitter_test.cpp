@@ -12,6 +12,7 @@
 
 namespace json = boost::json;
 using ctxguard::pipeline::AnswerSize;
+using ctxguard::pipeline::Cost;
 using ctxguard::pipeline::CutMap;
 using ctxguard::pipeline::CutPlanner;
 using ctxguard::pipeline::FitBudget;
@@ -34,7 +35,7 @@ class TreeSubject final : public FitSubject {
       : value_(std::move(value)), extra_(extra) {}
 
   void add_values(CutPlanner& planner) override { cost_ = planner.add_tree(value_, 0, ""); }
-  double cost(CutPlanner& /*planner*/) override { return cost_; }
+  Cost cost(CutPlanner& /*planner*/) override { return cost_; }
   std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override {
     return ctxguard::pipeline::find_record_groups(value_, "", cuts, view);
   }
@@ -47,7 +48,11 @@ class TreeSubject final : public FitSubject {
     levels.push_back(plan.level);
     string_limits.push_back(plan.view.max_string_chars);
     written = body;
-    return AnswerSize{.tokens = ctxguard::budget::estimate_tokens(body) + 100 + extra_};
+    // The `_ctxguard` the answer would carry: 100 tokens, 400 characters and bytes, one line.
+    return AnswerSize{.tokens = ctxguard::budget::estimate_tokens(body) + 100 + extra_,
+                      .chars = ctxguard::budget::utf16_length(body) + 400,
+                      .bytes = body.size() + 400,
+                      .lines = 1};
   }
 
   void stop() { stop_ = true; }
@@ -59,7 +64,7 @@ class TreeSubject final : public FitSubject {
  private:
   json::value value_;
   std::size_t extra_;
-  double cost_ = 0;
+  Cost cost_;
   bool stop_ = false;
 };
 
@@ -184,13 +189,68 @@ TEST_CASE("fitter: records are projected before fewer than ten are shown") {
 TEST_CASE("fitter: corrections grow with what an answer came out over") {
   const FitBudget budget{.tokens = 1000};
   // 200 over: a quarter more, and a margin.
-  REQUIRE(ctxguard::pipeline::overshoot_after(0, {.tokens = 1200}, budget) == 200 * 1.25 + 32);
-  REQUIRE(ctxguard::pipeline::overshoot_after(10, {.tokens = 1000}, budget) == 10 + 32);
-  REQUIRE(ctxguard::pipeline::text_allowance(budget, 160) == 840);
-  REQUIRE(ctxguard::pipeline::text_allowance({.tokens = 200}, 160) == 100);
+  using ctxguard::budget::reduced_allowance;
+  using ctxguard::budget::text_allowance;
+  using ctxguard::pipeline::Cost;
+  using ctxguard::pipeline::overshoot_after;
+  REQUIRE(overshoot_after(Cost{}, {.tokens = 1200}, budget).tokens == 200 * 1.25 + 32);
+  REQUIRE(overshoot_after(Cost{.tokens = 10}, {.tokens = 1000}, budget).tokens == 10);
+  REQUIRE(text_allowance(budget, 160, 700).tokens == 840);
+  REQUIRE(text_allowance({.tokens = 200}, 160, 700).tokens == 100);
   // A fitting piece stands; an over one gives up its excess and a margin, at most half.
-  REQUIRE_FALSE(ctxguard::pipeline::reduced_allowance(800, {.tokens = 990}, budget));
-  REQUIRE(ctxguard::pipeline::reduced_allowance(800, {.tokens = 1100}, budget) == 800 - 116);
-  REQUIRE(ctxguard::pipeline::reduced_allowance(800, {.tokens = 9000}, budget) == 400);
-  REQUIRE_FALSE(ctxguard::pipeline::reduced_allowance(63, {.tokens = 9000}, budget));
+  const auto reduced = [&](std::size_t tokens, std::size_t measured) {
+    const auto next = reduced_allowance({.tokens = tokens}, {.tokens = measured}, budget);
+    return next ? std::optional<std::size_t>(next->tokens) : std::nullopt;
+  };
+  REQUIRE_FALSE(reduced(800, 990));
+  REQUIRE(reduced(800, 1100) == 800 - 116);
+  REQUIRE(reduced(800, 9000) == 400);
+  REQUIRE_FALSE(reduced(63, 9000));
+}
+
+TEST_CASE("fitter: an answer is planned within characters and bytes as it is within tokens") {
+  json::array rows;
+  for (int i = 0; i < 400; ++i) {
+    // Non-ASCII text: characters and bytes differ, and both differ from tokens.
+    rows.push_back(
+        json::object{{"id", i}, {"name", "Zoë Ångström " + std::to_string(i)}, {"city", "Zürich"}});
+  }
+  const json::value value = json::object{{"rows", rows}};
+  for (const FitBudget budget :
+       {FitBudget{.tokens = 100'000, .chars = 6000}, FitBudget{.tokens = 100'000, .bytes = 5000},
+        FitBudget{.tokens = 1500, .chars = 9000, .bytes = 9000}}) {
+    TreeSubject subject(value);
+    FitOptions limited = options(budget.tokens);
+    limited.budget = budget;
+    limited.page_size = 1000;  // no page to fall back on: the array is shortened to what fits
+    const FitResult result = ctxguard::pipeline::fit(subject, limited, ValueView{});
+    REQUIRE(result.fitted);
+    REQUIRE(ctxguard::budget::fits(result.size, budget));
+    // Planned, not shrunk to nothing: the answer fills most of its tightest limit.
+    const std::size_t chars = ctxguard::budget::utf16_length(subject.written) + 400;
+    if (budget.chars != 0 && budget.tokens == 100'000) REQUIRE(chars > budget.chars * 3 / 4);
+  }
+}
+
+TEST_CASE("fitter: limits in characters, bytes and lines are corrected and reserved per unit") {
+  using ctxguard::budget::reduced_allowance;
+  using ctxguard::budget::text_allowance;
+  using ctxguard::pipeline::Cost;
+  using ctxguard::pipeline::overshoot_after;
+  const FitBudget budget{.tokens = 4000, .chars = 8000, .bytes = 0, .lines = 100};
+  // Within tokens, 500 characters over: only characters are corrected.
+  const Cost next = overshoot_after(Cost{}, {.tokens = 3000, .chars = 8500, .lines = 3}, budget);
+  REQUIRE(next.tokens == 0);
+  REQUIRE(next.chars > 500);
+  REQUIRE(next.bytes == 0);
+  // A piece leaves room for its trailing item: the joining newline, its characters, its line.
+  const FitBudget piece = text_allowance(budget, 160, 700);
+  REQUIRE(piece.chars == 8000 - 701);
+  REQUIRE(piece.bytes == 0);
+  REQUIRE(piece.lines == 99);
+  // Over in lines only: lines shrink, the rest stands.
+  const auto fewer = reduced_allowance(piece, {.tokens = 100, .chars = 300, .lines = 120}, budget);
+  REQUIRE(fewer);
+  REQUIRE(fewer->lines < piece.lines);
+  REQUIRE(fewer->chars == piece.chars);
 }

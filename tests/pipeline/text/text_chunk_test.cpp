@@ -59,7 +59,7 @@ void check_chunks(std::string_view text, const std::vector<TextChunk>& chunks,
 
 std::vector<TextChunk> chunk_checked(std::string_view text, std::size_t max_tokens) {
   const LineIndex index(text);
-  std::vector<TextChunk> chunks = chunk_text(text, max_tokens, index);
+  std::vector<TextChunk> chunks = chunk_text(text, {.tokens = max_tokens}, index);
   check_chunks(text, chunks, max_tokens, index);
   return chunks;
 }
@@ -331,7 +331,7 @@ TEST_CASE("text chunk: markdown, prose and JSON do not look like logs") {
 
 TEST_CASE("text chunk: an empty text gives no chunk") {
   const LineIndex index("");
-  REQUIRE(chunk_text("", 100, index).empty());
+  REQUIRE(chunk_text("", {.tokens = 100}, index).empty());
 }
 
 TEST_CASE("text chunk: a text that fits is one chunk") {
@@ -557,7 +557,7 @@ TEST_CASE("text chunk: degenerate texts are chunked within budget") {
 TEST_CASE("text chunk: a character over the budget is a chunk of its own") {
   const std::string_view text = "😀😀\r\n😀";
   const LineIndex index(text);
-  const auto chunks = chunk_text(text, 0, index);
+  const auto chunks = chunk_text(text, {.tokens = 0}, index);
   REQUIRE(chunks.size() == 4);
   REQUIRE(piece(text, chunks[0]) == "😀");
   REQUIRE(piece(text, chunks[2]) == "\r\n");

@@ -1,0 +1,175 @@
+#include "budget/answer_size.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ctxguard::budget {
+
+namespace {
+
+// UTF-16 code units a UTF-8 byte starts: none for a continuation byte, two for the lead of a
+// 4-byte sequence (a surrogate pair), one otherwise.
+constexpr std::size_t units_of(unsigned char byte) {
+  if ((byte & 0xC0) == 0x80) return 0;
+  return byte >= 0xF0 ? 2 : 1;
+}
+
+// A text piece's allowance is cut by what its answer came out over, and a little: the trailer's
+// estimate moves with the numbers in it.
+constexpr std::size_t kTextOvershootMargin = 16;
+constexpr std::size_t kTextOvershootChars = 64;
+// Below this a text piece is not worth shrinking further: it goes out as it is.
+constexpr std::size_t kSmallestTextAllowance = 64;
+constexpr std::size_t kSmallestTextChars = 256;
+
+// `size` / `limit` as a fraction, 0 for no limit.
+double share(std::size_t size, std::size_t limit) {
+  return limit == 0 ? 0.0 : static_cast<double>(size) / static_cast<double>(limit);
+}
+
+}  // namespace
+
+std::string_view to_string(SizeUnit unit) {
+  switch (unit) {
+    case SizeUnit::kTokens:
+      return "tokens";
+    case SizeUnit::kChars:
+      return "chars";
+    case SizeUnit::kBytes:
+      return "bytes";
+    case SizeUnit::kLines:
+      return "lines";
+  }
+  return "tokens";
+}
+
+FitBudget FitBudget::of(const config::BudgetSettings& settings) {
+  return {.tokens = settings.token_budget,
+          .chars = settings.max_chars,
+          .bytes = settings.max_bytes,
+          .lines = settings.max_lines};
+}
+
+FitBudget FitBudget::cap_of(const config::BudgetSettings& settings) {
+  FitBudget cap = of(settings);
+  cap.tokens = settings.hard_cap;
+  return cap;
+}
+
+bool fits(const AnswerSize& size, const FitBudget& budget) {
+  return size.tokens <= budget.tokens && (budget.chars == 0 || size.chars <= budget.chars) &&
+         (budget.bytes == 0 || size.bytes <= budget.bytes) &&
+         (budget.lines == 0 || size.lines <= budget.lines);
+}
+
+SizeUnit tightest_unit(const AnswerSize& size, const FitBudget& budget) {
+  SizeUnit unit = SizeUnit::kTokens;
+  double most = share(size.tokens, budget.tokens);
+  const auto consider = [&](SizeUnit candidate, std::size_t measured, std::size_t limit) {
+    const double ratio = share(measured, limit);
+    if (ratio > most) {
+      most = ratio;
+      unit = candidate;
+    }
+  };
+  consider(SizeUnit::kChars, size.chars, budget.chars);
+  consider(SizeUnit::kBytes, size.bytes, budget.bytes);
+  consider(SizeUnit::kLines, size.lines, budget.lines);
+  return unit;
+}
+
+FitBudget text_allowance(const FitBudget& budget, std::size_t reserve_tokens,
+                         std::size_t reserve_chars) {
+  const auto share = [](std::size_t limit, std::size_t reserve) {
+    return limit == 0 ? 0 : limit - std::min(limit / 2, reserve);
+  };
+  // The trailing item is joined with '\n': one character and byte more, and a line of its own.
+  return FitBudget{.tokens = share(budget.tokens, reserve_tokens),
+                   .chars = share(budget.chars, reserve_chars + 1),
+                   .bytes = share(budget.bytes, reserve_chars + 1),
+                   .lines = share(budget.lines, 1)};
+}
+
+std::optional<FitBudget> reduced_allowance(const FitBudget& allowance, const AnswerSize& measured,
+                                           const FitBudget& budget) {
+  if (fits(measured, budget)) return std::nullopt;
+  FitBudget next = allowance;
+  bool shrunk = false;
+  // Each unit over is cut by what it came out over, and a little, down to half at most.
+  const auto reduce = [&shrunk](std::size_t& piece, std::size_t size, std::size_t limit,
+                                std::size_t margin, std::size_t smallest) {
+    if (limit == 0 || size <= limit || piece < smallest) return;
+    piece -= std::min(piece / 2, size - limit + margin);
+    shrunk = true;
+  };
+  reduce(next.tokens, measured.tokens, budget.tokens, kTextOvershootMargin, kSmallestTextAllowance);
+  reduce(next.chars, measured.chars, budget.chars, kTextOvershootChars, kSmallestTextChars);
+  reduce(next.bytes, measured.bytes, budget.bytes, kTextOvershootChars, kSmallestTextChars);
+  reduce(next.lines, measured.lines, budget.lines, 0, 2);
+  if (!shrunk) return std::nullopt;
+  return next;
+}
+
+void TextMeasure::add_item(std::string_view text) {
+  // The '\n' joining this item to the one before is one more character, byte and line.
+  const std::size_t join = any_ ? 1 : 0;
+  any_ = true;
+  size_.chars += utf16_length(text) + join;
+  size_.bytes += text.size() + join;
+  size_.lines += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+}
+
+std::size_t utf16_length(std::string_view text) {
+  std::size_t units = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+  // ASCII runs 8 bytes at a time: most text is ASCII, and every byte of it is one unit.
+  constexpr std::uint64_t kHigh = 0x8080808080808080;
+  while (end - p >= 8) {
+    std::uint64_t block;
+    std::memcpy(&block, p, sizeof block);
+    if ((block & kHigh) == 0) {
+      units += 8;
+      p += 8;
+      continue;
+    }
+    for (int i = 0; i < 8; ++i) units += units_of(p[i]);
+    p += 8;
+  }
+  for (; p != end; ++p) units += units_of(*p);
+  return units;
+}
+
+std::size_t prefix_within(std::string_view text, std::size_t begin, const FitBudget& limits) {
+  begin = std::min(begin, text.size());
+  std::size_t end = text.size();
+  if (limits.bytes != 0) end = std::min(end, begin + limits.bytes);
+  if (limits.lines != 0) {
+    // Fewer than `lines` line breaks: the prefix ends before the lines-th.
+    std::size_t breaks = 0;
+    for (std::size_t at = begin; at < end; ++at) {
+      if (text[at] == '\n' && ++breaks == limits.lines) {
+        end = at;
+        break;
+      }
+    }
+  }
+  if (limits.chars != 0) {
+    std::size_t units = 0;
+    for (std::size_t at = begin; at < end; ++at) {
+      units += units_of(static_cast<unsigned char>(text[at]));
+      if (units > limits.chars) {
+        end = at;
+        break;
+      }
+    }
+  }
+  // Never inside a UTF-8 sequence: back to the start of the character the limit fell in.
+  while (end > begin && end < text.size() &&
+         (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) {
+    --end;
+  }
+  return end;
+}
+
+}  // namespace ctxguard::budget

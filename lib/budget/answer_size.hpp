@@ -1,0 +1,90 @@
+#pragma once
+// The size of an answer in every unit a client may limit it in, and the limits themselves
+// (docs/protocol.md section 2.1, docs/clients.md).
+//
+// Clients cut tool results by their own rule: Claude Code in tokens, VS Code, Cline and Gemini
+// CLI in characters, Copilot CLI and Claude Desktop in bytes, older Codex in lines. ctxguard
+// measures what they measure, the text of a result's `text` content items joined by '\n' (the
+// way they show it to the model):
+//   - tokens: the estimate of budget::TokenCounter over the text items and structuredContent;
+//   - chars: UTF-16 code units, as JavaScript's `string.length` counts (a character outside the
+//     Basic Multilingual Plane is two), so a limit in code points is met too;
+//   - bytes: UTF-8 bytes;
+//   - lines: '\n' plus one per item, as `text.split("\n").length` counts ("a\n" is 2 lines).
+// Tokens are an estimate; characters, bytes and lines are exact.
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "config/settings.hpp"
+
+namespace ctxguard::budget {
+
+enum class SizeUnit { kTokens, kChars, kBytes, kLines };
+
+// "tokens", "chars", "bytes", "lines": the names the log, telemetry and /metrics use.
+std::string_view to_string(SizeUnit unit);
+
+// What an answer takes, measured.
+struct AnswerSize {
+  std::size_t tokens = 0;
+  std::size_t chars = 0;
+  std::size_t bytes = 0;
+  std::size_t lines = 0;
+};
+
+// What an answer may take: `tokens` always, the other units when not 0.
+struct FitBudget {
+  std::size_t tokens = 0;
+  std::size_t chars = 0;
+  std::size_t bytes = 0;
+  std::size_t lines = 0;
+
+  // The budget of `settings`: tokenBudget and the client's limits.
+  static FitBudget of(const config::BudgetSettings& settings);
+  // The hard cap of `settings`: hardCap and the same limits (they are a client's, so hard).
+  static FitBudget cap_of(const config::BudgetSettings& settings);
+  // Whether a unit other than tokens is limited.
+  bool limits_text() const { return chars != 0 || bytes != 0 || lines != 0; }
+};
+
+// Whether `size` is within every limit of `budget`.
+bool fits(const AnswerSize& size, const FitBudget& budget);
+
+// The limit `size` is furthest over (or closest to), relative to the limit: the one that bound
+// an answer cut from something of `size`. Tokens on a tie.
+SizeUnit tightest_unit(const AnswerSize& size, const FitBudget& budget);
+
+// What a piece of text may take in an answer of `budget` after its trailing `_ctxguard` item,
+// which takes about `reserve_tokens` and `reserve_chars` (characters and bytes) and one line:
+// each limit less its reserve, never less than half of it. Limits not set stay 0.
+FitBudget text_allowance(const FitBudget& budget, std::size_t reserve_tokens,
+                         std::size_t reserve_chars);
+// The allowance for the next round when a piece written with `allowance` made an answer that
+// measured `measured`: each unit over cut by as much and a little; nullopt when the answer fits
+// or the piece is too small to shrink further (it stands).
+std::optional<FitBudget> reduced_allowance(const FitBudget& allowance, const AnswerSize& measured,
+                                           const FitBudget& budget);
+
+// Text measured as clients measure it (above); `tokens` is left 0, to be estimated by the caller.
+class TextMeasure {
+ public:
+  // Adds one text item: items after the first are joined with '\n'.
+  void add_item(std::string_view text);
+  const AnswerSize& size() const { return size_; }
+
+ private:
+  AnswerSize size_;
+  bool any_ = false;
+};
+
+// UTF-16 code units of UTF-8 `text` (continuation bytes add none, 4-byte characters two).
+std::size_t utf16_length(std::string_view text);
+
+// The end of the longest prefix of text[begin, ...) within `chars` UTF-16 code units, `bytes`
+// and `lines` lines (fewer than `lines` line breaks; 0 means no limit for each), never inside a
+// UTF-8 sequence. Tokens are not looked at.
+std::size_t prefix_within(std::string_view text, std::size_t begin, const FitBudget& limits);
+
+}  // namespace ctxguard::budget

@@ -1,0 +1,98 @@
+#include "budget/answer_size.hpp"
+
+#include <random>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "budget/token_estimator.hpp"
+
+using ctxguard::budget::AnswerSize;
+using ctxguard::budget::FitBudget;
+using ctxguard::budget::prefix_within;
+using ctxguard::budget::SizeUnit;
+using ctxguard::budget::TextMeasure;
+using ctxguard::budget::utf16_length;
+
+namespace {
+
+// Random text of ASCII, newlines, 2-, 3- and 4-byte characters.
+std::string random_text(std::mt19937& random, std::size_t pieces) {
+  static const char* const kPieces[] = {"a", "Z", " ", "\n", "\"", "é", "漢", "😀", "0", "{"};
+  std::uniform_int_distribution<std::size_t> pick(0, std::size(kPieces) - 1);
+  std::string text;
+  for (std::size_t i = 0; i < pieces; ++i) text += kPieces[pick(random)];
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("answer size: characters are UTF-16 code units, as JavaScript counts them") {
+  REQUIRE(utf16_length("") == 0);
+  REQUIRE(utf16_length("abc") == 3);
+  REQUIRE(utf16_length("é") == 1);   // 2 bytes
+  REQUIRE(utf16_length("漢") == 1);  // 3 bytes
+  REQUIRE(utf16_length("😀") == 2);   // 4 bytes: a surrogate pair
+  // Long ASCII runs go 8 bytes at a time; a character across a block boundary still counts once.
+  REQUIRE(utf16_length(std::string(13, 'x') + "é" + std::string(20, 'y')) == 34);
+}
+
+TEST_CASE("answer size: text items are measured joined by newlines") {
+  TextMeasure measure;
+  measure.add_item("a\nb");  // 2 lines
+  measure.add_item("😀");     // joined: one more character, byte and line
+  const AnswerSize& size = measure.size();
+  REQUIRE(size.chars == 3 + 1 + 2);
+  REQUIRE(size.bytes == 3 + 1 + 4);
+  REQUIRE(size.lines == 3);
+  TextMeasure trailing;
+  trailing.add_item("a\n");  // split("\n") gives two lines
+  REQUIRE(trailing.size().lines == 2);
+}
+
+TEST_CASE("answer size: an answer fits when it is within every limit set") {
+  const FitBudget budget{.tokens = 100, .chars = 400, .bytes = 0, .lines = 10};
+  REQUIRE(fits(AnswerSize{.tokens = 100, .chars = 400, .bytes = 99'999, .lines = 10}, budget));
+  REQUIRE_FALSE(fits(AnswerSize{.tokens = 101, .chars = 1, .bytes = 1, .lines = 1}, budget));
+  REQUIRE_FALSE(fits(AnswerSize{.tokens = 1, .chars = 401, .bytes = 1, .lines = 1}, budget));
+  REQUIRE_FALSE(fits(AnswerSize{.tokens = 1, .chars = 1, .bytes = 1, .lines = 11}, budget));
+  // The limit that bound: the one furthest over, relative to itself; tokens on a tie.
+  REQUIRE(tightest_unit({.tokens = 200, .chars = 1200, .lines = 5}, budget) == SizeUnit::kChars);
+  REQUIRE(tightest_unit({.tokens = 200, .chars = 800, .lines = 5}, budget) == SizeUnit::kTokens);
+  REQUIRE(tightest_unit({.tokens = 10, .chars = 10, .lines = 50}, budget) == SizeUnit::kLines);
+  REQUIRE(to_string(SizeUnit::kBytes) == "bytes");
+}
+
+TEST_CASE("answer size: a prefix within limits stops at the first limit, on a character") {
+  const std::string text = "ab\ncd\nef😀gh";
+  REQUIRE(prefix_within(text, 0, {}) == text.size());
+  REQUIRE(prefix_within(text, 0, {.bytes = 4}) == 4);
+  REQUIRE(prefix_within(text, 0, {.lines = 2}) == 5);  // before the second line break
+  REQUIRE(prefix_within(text, 3, {.lines = 1}) == 5);
+  // The emoji takes bytes 8-11 and 2 units: 9 units end before it, a byte cut backs off to it.
+  REQUIRE(prefix_within(text, 0, {.chars = 9}) == 8);
+  REQUIRE(prefix_within(text, 0, {.chars = 10}) == 12);
+  REQUIRE(prefix_within(text, 0, {.bytes = 10}) == 8);
+}
+
+TEST_CASE("answer size: property: the estimator's character count is the exact one") {
+  std::mt19937 random(19);
+  for (int round = 0; round < 300; ++round) {
+    const std::string text = random_text(random, 1 + round * 3);
+    ctxguard::budget::TokenCounter counter;
+    counter.add(text);
+    REQUIRE(counter.chars() == utf16_length(text));
+    REQUIRE(counter.bytes() == text.size());
+    // A prefix within random limits is within them, and one character more is not.
+    const FitBudget limits{.tokens = 0,
+                           .chars = 1 + random() % 60,
+                           .bytes = 1 + random() % 90,
+                           .lines = 1 + random() % 8};
+    const std::size_t end = prefix_within(text, 0, limits);
+    TextMeasure measure;
+    measure.add_item(std::string_view(text).substr(0, end));
+    REQUIRE(measure.size().chars <= limits.chars);
+    REQUIRE(measure.size().bytes <= limits.bytes);
+    REQUIRE(measure.size().lines <= limits.lines);
+  }
+}
