@@ -49,6 +49,10 @@ po::options_description option_table() {
     ("check-config", po::value<std::string>()->value_name("FILE"),
      "validate FILE with the variables and flags given, print the effective configuration to "
      "stdout and exit (0: valid, 2: not); starts nothing")
+    ("client", po::value<std::string>()->value_name("NAME"),
+     "the client name to assume when the client sends none in clientInfo, e.g. "
+     "codex-mcp-client: it selects that client's preset and `clients:` rule (also "
+     "$CTXGUARD_CLIENT; docs/clients.md lists the names)")
     ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.budget.fetch_tool_prefix),
      "prefix for ctxguard_fetch when the server already has a tool of that name")
     ("project", po::value<std::vector<std::string>>()->value_name("GLOB=FIELDS")->composing(),
@@ -308,6 +312,13 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     *target = std::get<std::chrono::milliseconds>(value);
   }
   settings.max_message_bytes = vm["max-message-bytes"].as<std::size_t>();
+  if (vm.count("client")) {
+    settings.assumed_client = vm["client"].as<std::string>();
+  } else if (const char* client = environment("CTXGUARD_CLIENT"); client != nullptr) {
+    settings.assumed_client = client;
+  }
+  if (settings.assumed_client.size() > 256)
+    return UsageError{"--client is longer than 256 characters"};
   if (settings.max_message_bytes < 1024) {
     return UsageError{"--max-message-bytes must be at least 1024"};
   }

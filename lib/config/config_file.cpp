@@ -42,6 +42,7 @@ std::string unknown_key_hint(std::string_view key, bool in_rule) {
     if (!in_rule || spec.scope == SettingScope::kTool) keys.push_back(spec.key);
   }
   keys.emplace_back(in_rule ? "fields" : "tools");
+  if (!in_rule) keys.emplace_back("clients");
   if (in_rule) keys.emplace_back("match");
   std::string_view nearest;
   std::size_t best = 3;  // more edits than this is a different word
@@ -98,8 +99,12 @@ void read_setting(const std::string& key, const YAML::Node& node, const std::str
   out.push_back(std::get<SettingValue>(std::move(value)));
 }
 
-void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& file,
-               std::vector<std::string>& errors) {
+// A rule's subject: a tools[] rule matches tool names and may carry `fields`; a clients[] rule
+// matches client names (clientInfo.name).
+enum class RuleOf { kTools, kClients };
+
+void read_rule(const YAML::Node& node, const std::string& where, RuleOf of,
+               std::vector<ToolRule>& rules, std::vector<std::string>& errors) {
   if (!node.IsMap()) {
     errors.push_back(
         fmt::format("{}: must be a map with `match` and the settings to override.", where));
@@ -118,11 +123,16 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
     }
     if (key == "match") {
       if (!member.second.IsScalar() || member.second.Scalar().empty()) {
-        errors.push_back(fmt::format("{}: must be a tool name or glob such as \"read_*\".", at));
+        errors.push_back(
+            of == RuleOf::kTools
+                ? fmt::format("{}: must be a tool name or glob such as \"read_*\".", at)
+                : fmt::format("{}: must be a client name (clientInfo.name) or glob "
+                              "such as \"Visual Studio Code*\".",
+                              at));
       } else {
         rule.glob = member.second.Scalar();
       }
-    } else if (key == "fields") {
+    } else if (key == "fields" && of == RuleOf::kTools) {
       if (!member.second.IsSequence() || member.second.size() == 0) {
         errors.push_back(fmt::format("{}: must be a list of field names, e.g. [id, status].", at));
         continue;
@@ -142,10 +152,10 @@ void read_rule(const YAML::Node& node, const std::string& where, ConfigFile& fil
     }
   }
   if (rule.glob.empty() && !node["match"]) {
-    errors.push_back(
-        fmt::format("{}: `match` is missing: which tools does this rule apply to?", where));
+    errors.push_back(fmt::format("{}: `match` is missing: which {} does this rule apply to?", where,
+                                 of == RuleOf::kTools ? "tools" : "clients"));
   }
-  file.tools.push_back(std::move(rule));
+  rules.push_back(std::move(rule));
 }
 
 }  // namespace
@@ -199,14 +209,16 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
                                    member.first.Mark().line + 1));
       continue;
     }
-    if (key == "tools") {
+    if (key == "tools" || key == "clients") {
       if (member.second.IsNull()) continue;  // `tools:` with nothing under it: no rules
       if (!member.second.IsSequence()) {
-        errors.emplace_back("tools: must be a list of rules, each with `match`.");
+        errors.push_back(fmt::format("{}: must be a list of rules, each with `match`.", key));
         continue;
       }
+      const RuleOf of = key == "tools" ? RuleOf::kTools : RuleOf::kClients;
       for (std::size_t i = 0; i < member.second.size(); ++i) {
-        read_rule(member.second[i], fmt::format("tools[{}]", i), file, errors);
+        read_rule(member.second[i], fmt::format("{}[{}]", key, i), of,
+                  of == RuleOf::kTools ? file.tools : file.clients, errors);
       }
     } else {
       read_setting(key, member.second, key, false, file.settings, errors);

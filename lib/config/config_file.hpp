@@ -11,6 +11,9 @@
 //     - match: list_bookings
 //       pageSize: 100
 //       fields: [id, status, guest.name]
+//   clients:                 # by clientInfo.name; first match wins, over the built-in presets
+//     - match: "Visual Studio Code*"
+//       maxChars: 8000
 
 #include <string>
 #include <string_view>
@@ -32,6 +35,7 @@ struct ToolRule {
 struct ConfigFile {
   std::vector<SettingValue> settings;  // the global settings the file sets, `mode` included
   std::vector<ToolRule> tools;
+  std::vector<ToolRule> clients;  // `glob` over client names; no `fields`
 };
 
 // Every problem of `yaml`, or the file. Problems name the key path ("tools[1].pageSize"), the

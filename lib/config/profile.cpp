@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/client_presets.hpp"
 #include "support/glob.hpp"
 
 namespace ctxguard::config {
@@ -122,36 +123,133 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   profile->global_ = Resolved{"*", global, planning_budget(global), {}, {}};
 
   if (sources.file) {
-    for (std::size_t i = 0; i < sources.file->tools.size(); ++i) {
-      const ToolRule& rule = sources.file->tools[i];
-      const std::string where = fmt::format("tools[{}]", i);
-      BudgetSettings budget = underived;
-      std::vector<bool> rule_set = set;
-      Resolved resolved;
-      apply(rule.overrides, budget, rule_set);
-      for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
-      derive(budget, rule_set);
-      if (!rule.fields.empty()) {
-        // After any --project rules: a flag outranks the file.
-        budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});
-      }
-      // A conflict the rule does not take part in is the globals' (reported above, if at all).
-      for (SettingConflict& conflict : check_setting_rules(budget, where)) {
-        const bool own = std::any_of(resolved.keys.begin(), resolved.keys.end(),
-                                     [&conflict](std::string_view key) {
-                                       return key == conflict.key || key == conflict.other;
-                                     });
-        if (own) errors.push_back(conflict.message + '.');
-      }
-      resolved.glob = rule.glob;
-      resolved.configured = budget;
-      resolved.planning = planning_budget(budget);
-      resolved.fields = rule.fields;
-      profile->rules_.push_back(std::move(resolved));
-    }
+    profile->rules_ = resolve_tool_rules(sources.file->tools, underived, set, &errors);
   }
+  profile->build_client_scopes(sources, &errors);
   if (!errors.empty()) return errors;
   return ProfilePtr(std::move(profile));
+}
+
+std::vector<Profile::Resolved> Profile::resolve_tool_rules(const std::vector<ToolRule>& tools,
+                                                           const BudgetSettings& underived,
+                                                           const std::vector<bool>& set,
+                                                           std::vector<std::string>* errors) {
+  std::vector<Resolved> rules;
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const ToolRule& rule = tools[i];
+    const std::string where = fmt::format("tools[{}]", i);
+    BudgetSettings budget = underived;
+    std::vector<bool> rule_set = set;
+    Resolved resolved;
+    apply(rule.overrides, budget, rule_set);
+    for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
+    derive(budget, rule_set);
+    if (!rule.fields.empty()) {
+      // After any --project rules: a flag outranks the file.
+      budget.summary.projections.push_back(ProjectionRule{rule.glob, rule.fields});
+    }
+    // A conflict the rule does not take part in is the globals' (reported above, if at all).
+    if (errors != nullptr) report_own_conflicts(budget, where, resolved.keys, *errors);
+    resolved.glob = rule.glob;
+    resolved.configured = budget;
+    resolved.planning = planning_budget(budget);
+    resolved.fields = rule.fields;
+    rules.push_back(std::move(resolved));
+  }
+  return rules;
+}
+
+void Profile::build_client_scopes(const ConfigSources& sources, std::vector<std::string>* errors) {
+  // The layers a client may add: the built-in presets (under the user's sources) and the file's
+  // `clients:` rules (over them), each read like any setting.
+  std::vector<ClientLayer> presets;
+  for (const ClientPreset& preset : client_presets()) {
+    ClientLayer& layer = presets.emplace_back();
+    layer.glob = std::string(preset.match);
+    layer.origin = fmt::format("preset {}", quoted(preset.match));
+    for (const PresetSetting& setting : preset.settings) {
+      // A preset sets limits only (it tightens them, see resolve_client_scope).
+      if (!is_client_limit(setting.key)) {
+        errors->push_back(fmt::format("{}: {} is not a client limit", layer.origin, setting.key));
+        continue;
+      }
+      auto value = read_setting_value(*find_setting(setting.key), setting.value, layer.origin);
+      if (auto* problem = std::get_if<std::string>(&value)) {
+        errors->push_back(std::move(*problem));
+        continue;
+      }
+      layer.values.push_back(std::get<SettingValue>(std::move(value)));
+    }
+  }
+  std::vector<ClientLayer> rules;
+  if (sources.file) {
+    for (std::size_t i = 0; i < sources.file->clients.size(); ++i) {
+      const ToolRule& rule = sources.file->clients[i];
+      rules.push_back({rule.glob, fmt::format("clients[{}]", i), rule.overrides});
+    }
+  }
+  // Every combination a client name can select: its preset (or none) and its rule (or none).
+  for (std::size_t preset = 0; preset <= presets.size(); ++preset) {
+    for (std::size_t rule = 0; rule <= rules.size(); ++rule) {
+      if (preset == presets.size() && rule == rules.size()) continue;  // the global scope
+      ClientScope& scope = client_scopes_.emplace_back();
+      scope.preset = preset < presets.size() ? preset : kNoLayer;
+      scope.rule = rule < rules.size() ? rule : kNoLayer;
+      resolve_client_scope(sources, preset < presets.size() ? &presets[preset] : nullptr,
+                           rule < rules.size() ? &rules[rule] : nullptr, scope,
+                           preset == presets.size() || rule == rules.size() ? errors : nullptr);
+    }
+  }
+  presets_ = std::move(presets);
+  client_rules_ = std::move(rules);
+}
+
+void Profile::resolve_client_scope(const ConfigSources& sources, const ClientLayer* preset,
+                                   const ClientLayer* rule, ClientScope& scope,
+                                   std::vector<std::string>* errors) const {
+  const auto table = setting_table();
+  BudgetSettings budget = sources.base;
+  std::vector<bool> set(table.size(), false);
+  std::vector<std::string_view> keys;  // what the client's layers set
+  if (sources.file) apply(sources.file->settings, budget, set);
+  apply(sources.environment, budget, set);
+  apply(sources.command_line, budget, set);
+  // A preset's limits tighten what the sources say, never loosen it: a limit the user set lower
+  // stays, and a file that spells out `maxChars: 0` (no limit) still gets the client's.
+  if (preset != nullptr) {
+    for (const SettingValue& value : preset->values) {
+      const std::uint64_t current = value.spec->get(budget);
+      if (current == 0 || value.value < current) value.spec->set(budget, value.value);
+    }
+  }
+  // Start-up settings are the process's: whatever the running profile kept.
+  for (const SettingSpec& spec : table) {
+    if (spec.scope == SettingScope::kStartup) spec.set(budget, spec.get(global_.configured));
+  }
+  if (rule != nullptr) apply(rule->values, budget, set);
+  for (const ClientLayer* layer : {preset, rule}) {
+    if (layer == nullptr) continue;
+    for (const SettingValue& value : layer->values) keys.push_back(value.spec->key);
+  }
+  const BudgetSettings underived = budget;
+  derive(budget, set);
+  if (errors != nullptr) {
+    const ClientLayer* named = rule != nullptr ? rule : preset;
+    report_own_conflicts(budget, named->origin, keys, *errors);
+  }
+  scope.global = Resolved{"*", budget, planning_budget(budget), keys, {}};
+  if (sources.file) scope.rules = resolve_tool_rules(sources.file->tools, underived, set, nullptr);
+}
+
+void Profile::report_own_conflicts(const BudgetSettings& budget, std::string_view where,
+                                   const std::vector<std::string_view>& keys,
+                                   std::vector<std::string>& errors) {
+  for (SettingConflict& conflict : check_setting_rules(budget, where)) {
+    const bool own = std::any_of(keys.begin(), keys.end(), [&conflict](std::string_view key) {
+      return key == conflict.key || key == conflict.other;
+    });
+    if (own) errors.push_back(conflict.message + '.');
+  }
 }
 
 ProfilePtr Profile::of(const BudgetSettings& budget) {
@@ -190,19 +288,51 @@ std::string Profile::explain(const SettingConflict& conflict) const {
 
 const BudgetSettings& Profile::for_resources() const { return global_.planning; }
 
-const Profile::Resolved& Profile::resolve(std::string_view tool) const {
-  for (const Resolved& rule : rules_) {
+const Profile::Resolved& Profile::resolve(std::string_view client, std::string_view tool) const {
+  const Resolved* global = &global_;
+  const std::vector<Resolved>* rules = &rules_;
+  if (const ClientScope* scope = scope_of(client)) {
+    global = &scope->global;
+    rules = &scope->rules;
+  }
+  for (const Resolved& rule : *rules) {
     if (glob_matches(rule.glob, tool)) return rule;
   }
-  return global_;
+  return *global;
+}
+
+const Profile::ClientScope* Profile::scope_of(std::string_view client) const {
+  if (client.empty()) return nullptr;
+  const auto first_match = [client](const std::vector<ClientLayer>& layers) {
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (glob_matches(layers[i].glob, client)) return i;
+    }
+    return kNoLayer;
+  };
+  const std::size_t preset = first_match(presets_);
+  const std::size_t rule = first_match(client_rules_);
+  if (preset == kNoLayer && rule == kNoLayer) return nullptr;  // an unknown client
+  for (const ClientScope& scope : client_scopes_) {
+    if (scope.preset == preset && scope.rule == rule) return &scope;
+  }
+  return nullptr;
 }
 
 const BudgetSettings& Profile::for_tool(std::string_view tool) const {
-  return resolve(tool).planning;
+  return resolve({}, tool).planning;
 }
 
 const BudgetSettings& Profile::configured_for_tool(std::string_view tool) const {
-  return resolve(tool).configured;
+  return resolve({}, tool).configured;
+}
+
+const BudgetSettings& Profile::for_call(std::string_view client, std::string_view tool) const {
+  return resolve(client, tool).planning;
+}
+
+const BudgetSettings& Profile::configured_for_call(std::string_view client,
+                                                   std::string_view tool) const {
+  return resolve(client, tool).configured;
 }
 
 bool Profile::enforces_any() const {
@@ -218,6 +348,13 @@ bool Profile::lists_tools_like(const Profile& other, Listing listing) const {
           {"", profile.global_.configured.hard_cap}};
       for (const Resolved& rule : profile.rules_) {
         list.emplace_back(rule.glob, rule.configured.hard_cap);
+      }
+      // A client's own rules may give other caps.
+      for (const ClientScope& scope : profile.client_scopes_) {
+        list.emplace_back("", scope.global.configured.hard_cap);
+        for (const Resolved& rule : scope.rules) {
+          list.emplace_back(rule.glob, rule.configured.hard_cap);
+        }
       }
       return list;
     };
@@ -270,6 +407,7 @@ std::string Profile::describe() const {
                        std::string(width - spec.key.size() - value.size(), ' '),
                        to_string(sources_[index_of(spec)]));
   }
+  out += describe_clients();
   if (rules_.empty()) return out + "tools: []\n";
   out += "tools:  # first match wins\n";
   for (const Resolved& rule : rules_) {
@@ -286,6 +424,33 @@ std::string Profile::describe() const {
       }
     }
     if (!rule.fields.empty()) out += fmt::format("    fields: {}\n", field_list(rule.fields));
+  }
+  return out;
+}
+
+std::string Profile::describe_clients() const {
+  std::string out;
+  if (client_rules_.empty()) {
+    out += "clients: []\n";
+  } else {
+    out += "clients:  # by clientInfo.name, first match wins; over every setting above\n";
+    for (const ClientLayer& rule : client_rules_) {
+      out += fmt::format("  - match: {}\n", quoted(rule.glob));
+      for (const SettingValue& value : rule.values) {
+        out += fmt::format("    {}: {}\n", value.spec->key, value.text);
+      }
+    }
+  }
+  out +=
+      "# built-in client presets (docs/clients.md): each limit the stricter of the preset's and\n"
+      "# the one above; a `clients:` rule overrides both\n";
+  for (const ClientPreset& preset : client_presets()) {
+    std::vector<std::string> settings;
+    for (const PresetSetting& setting : preset.settings) {
+      settings.push_back(fmt::format("{}: {}", setting.key, setting.value));
+    }
+    out += fmt::format("#   {} ({}): {}\n", quoted(preset.match), preset.client,
+                       fmt::join(settings, ", "));
   }
   return out;
 }
@@ -342,6 +507,23 @@ std::vector<std::string> Profile::changes_from(const Profile& older) const {
     if (order[next++] != rule.glob) reordered = true;
   }
   if (reordered) changes.emplace_back("tools: the order of the rules changed");
+  const auto client_rules = [](const Profile& profile) {
+    std::vector<std::string> lines;
+    for (const ClientLayer& rule : profile.client_rules_) {
+      std::string line = quoted(rule.glob);
+      for (const SettingValue& value : rule.values) {
+        line += fmt::format(" {}={}", value.spec->key, value.text);
+      }
+      lines.push_back(std::move(line));
+    }
+    return lines;
+  };
+  const std::vector<std::string> before = client_rules(older);
+  const std::vector<std::string> after = client_rules(*this);
+  if (before != after) {
+    changes.push_back(
+        fmt::format("clients: [{}] -> [{}]", fmt::join(before, "; "), fmt::join(after, "; ")));
+  }
   return changes;
 }
 

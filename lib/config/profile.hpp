@@ -60,6 +60,13 @@ class Profile {
   // The same settings as configured (no margin applied): the budget reported to users.
   const BudgetSettings& configured_for_tool(std::string_view tool) const;
 
+  // The settings for calls of `tool` from `client` (its clientInfo.name; empty when it gave
+  // none): as for_tool, with the client's built-in preset under the user's sources and its
+  // first matching `clients:` rule over them (docs/configuration.md, "Clients"). A client no
+  // preset or rule matches gets for_tool's settings.
+  const BudgetSettings& for_call(std::string_view client, std::string_view tool) const;
+  const BudgetSettings& configured_for_call(std::string_view client, std::string_view tool) const;
+
   // The settings for resources/read answers: the global ones (rules match tool names only).
   const BudgetSettings& for_resources() const;
 
@@ -101,14 +108,52 @@ class Profile {
     std::vector<std::string> fields;     // a rule's projection map
   };
 
+  // Settings a client adds: a built-in preset or a `clients:` rule.
+  struct ClientLayer {
+    std::string glob;    // over client names
+    std::string origin;  // "clients[0]", "preset \"Cline\"": for messages
+    std::vector<SettingValue> values;
+  };
+  static constexpr std::size_t kNoLayer = static_cast<std::size_t>(-1);
+  // The settings of calls from clients that select one preset and one rule (either may be none).
+  struct ClientScope {
+    std::size_t preset = kNoLayer;
+    std::size_t rule = kNoLayer;
+    Resolved global;
+    std::vector<Resolved> rules;  // tools[], resolved over this scope's global settings
+  };
+
   // A conflict among the global settings, with where each value came from.
   std::string explain(const SettingConflict& conflict) const;
-  // The first rule matching `tool`, or the global settings.
-  const Resolved& resolve(std::string_view tool) const;
+  // The `clients:` section of describe(), and the presets as comments.
+  std::string describe_clients() const;
+  // The first rule matching `tool` in the scope of `client`, or that scope's global settings.
+  const Resolved& resolve(std::string_view client, std::string_view tool) const;
+  // The scope `client` selects; nullptr for none (an unknown client, or none given).
+  const ClientScope* scope_of(std::string_view client) const;
+
+  // tools[] resolved over `underived` (whose settings `set` marks as given); conflicts the rules
+  // take part in go to `errors` when given.
+  static std::vector<Resolved> resolve_tool_rules(const std::vector<ToolRule>& tools,
+                                                  const BudgetSettings& underived,
+                                                  const std::vector<bool>& set,
+                                                  std::vector<std::string>* errors);
+  // The presets, the file's client rules and every scope they can select.
+  void build_client_scopes(const ConfigSources& sources, std::vector<std::string>* errors);
+  void resolve_client_scope(const ConfigSources& sources, const ClientLayer* preset,
+                            const ClientLayer* rule, ClientScope& scope,
+                            std::vector<std::string>* errors) const;
+  // The conflicts of `budget` that one of `keys` takes part in, named with `where`.
+  static void report_own_conflicts(const BudgetSettings& budget, std::string_view where,
+                                   const std::vector<std::string_view>& keys,
+                                   std::vector<std::string>& errors);
 
   Resolved global_;
   std::vector<SettingSource> sources_;  // of each global setting, in setting_table() order
   std::vector<Resolved> rules_;
+  std::vector<ClientLayer> presets_;
+  std::vector<ClientLayer> client_rules_;
+  std::vector<ClientScope> client_scopes_;
   std::vector<std::string> notes_;
   std::optional<std::string> file_path_;
 };

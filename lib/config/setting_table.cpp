@@ -17,6 +17,8 @@ namespace {
 constexpr std::uint64_t kKiB = 1024;
 constexpr std::uint64_t kMiB = kKiB * 1024;
 constexpr std::uint64_t kGiB = kMiB * 1024;
+// The largest client limit in characters, bytes or lines (Claude Desktop's is 1 MiB).
+constexpr std::uint64_t kLimitMax = 64 * kMiB;
 
 // A member of BudgetSettings as a setting's get/set pair: `PATH` is the member's path from a
 // BudgetSettings named `b` ("token_budget", "summary.chunk_tokens").
@@ -44,6 +46,18 @@ const std::array kSettings{
                 "estimated tokens no answer exceeds; larger ones are cut as text (default: 3x "
                 "tokenBudget when only that is raised past 12000)",
                 CTXGUARD_NUMBER(hard_cap)},
+    SettingSpec{"maxChars", "max-chars", "CTXGUARD_MAX_CHARS", Kind::kCount, Scope::kTool, 0,
+                kLimitMax,
+                "characters (UTF-16 code units) no answer exceeds, its text items joined; for "
+                "clients that cut by characters (0: no limit)",
+                CTXGUARD_NUMBER(max_chars)},
+    SettingSpec{"maxBytes", "max-bytes", "CTXGUARD_MAX_BYTES", Kind::kBytes, Scope::kTool, 0,
+                kLimitMax,
+                "UTF-8 bytes no answer exceeds, its text items joined (K, M suffix; 0: no limit)",
+                CTXGUARD_NUMBER(max_bytes)},
+    SettingSpec{"maxLines", "max-lines", "CTXGUARD_MAX_LINES", Kind::kCount, Scope::kTool, 0,
+                kLimitMax, "lines no answer exceeds, its text items joined (0: no limit)",
+                CTXGUARD_NUMBER(max_lines)},
     SettingSpec{"estimatorMargin", "estimator-margin", "CTXGUARD_ESTIMATOR_MARGIN", Kind::kCount,
                 Scope::kTool, 0, 50,
                 "percent added to every token estimate: answers are planned against "
@@ -273,6 +287,17 @@ std::vector<SettingConflict> check_setting_rules(const BudgetSettings& budget,
                      prefix, budget.summary.chunk_tokens, budget.token_budget),
          "chunkSize", "tokenBudget"});
   }
+  // Below these an answer could not hold its `_ctxguard` item and a useful piece beside it.
+  const auto too_small = [&](std::string_view key, std::size_t value, std::size_t least,
+                             std::string_view unit) {
+    if (value == 0 || value >= least) return;
+    conflicts.push_back({fmt::format("{}{}: {} is too small: 0 (no limit) or at least {} {}",
+                                     prefix, key, value, least, unit),
+                         key, key});
+  };
+  too_small("maxChars", budget.max_chars, kMinLimitChars, "characters");
+  too_small("maxBytes", budget.max_bytes, kMinLimitChars, "bytes");
+  too_small("maxLines", budget.max_lines, kMinLimitLines, "lines");
   if (budget.summary.max_string_chars != 0 && budget.summary.max_string_chars < 20) {
     conflicts.push_back(
         {fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters",

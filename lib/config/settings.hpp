@@ -47,6 +47,11 @@ struct SummarySettings {
 // enough that budget arithmetic (a cap three times the budget, say) cannot overflow.
 inline constexpr std::size_t kTokensMax = 10'000'000;
 
+// The smallest client limits that can be set (besides 0, none): an answer needs room for its
+// `_ctxguard` item, about 700 characters on one line, and something beside it.
+inline constexpr std::size_t kMinLimitChars = 2000;
+inline constexpr std::size_t kMinLimitLines = 10;
+
 // The context budget (docs/configuration.md).
 struct BudgetSettings {
   // observe (shadow): answers go out as the server sent them; what enforce would have
@@ -106,6 +111,9 @@ struct Settings {
   BudgetSettings budget;
   TelemetrySettings telemetry;
   std::size_t max_message_bytes = std::size_t{256} << 20;  // longer lines are refused
+  // --client: the client name assumed for a client that gives none in clientInfo (selects its
+  // preset and `clients:` rule); empty: none.
+  std::string assumed_client;
 };
 
 }  // namespace ctxguard::config

@@ -113,7 +113,9 @@ void ProtocolState::stamp_own_result(json::object& result, Era era) const {
 
 std::string_view ProtocolState::client_name() const {
   const json::object* info = client_info_.if_object();
-  return info != nullptr ? string_member(*info, "name").value_or(std::string_view()) : "";
+  const std::string_view name =
+      info != nullptr ? string_member(*info, "name").value_or(std::string_view()) : "";
+  return name.empty() ? std::string_view(assumed_client_) : name;
 }
 
 std::vector<std::string> ProtocolState::tools_list_changed() const {

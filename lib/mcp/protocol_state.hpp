@@ -76,8 +76,11 @@ class ProtocolState {
   // `_meta`, the server's from `initialize`, `server/discover` or any result's `_meta`.
   const boost::json::value& client_info() const { return client_info_; }
   const boost::json::value& server_info() const { return server_info_; }
-  // The client's `name` from client_info() (empty when unknown).
+  // The client's `name` from client_info(); when it gave none, the assumed one (empty when
+  // unknown).
   std::string_view client_name() const;
+  // --client: the name of a client that gives none.
+  void assume_client_name(std::string name) { assumed_client_ = std::move(name); }
   std::size_t listen_streams() const { return streams_.size(); }
 
  private:
@@ -92,6 +95,7 @@ class ProtocolState {
   std::optional<std::string> negotiated_revision_;  // by initialize
   Era session_era_ = Era::kLegacy;
   boost::json::value client_info_;
+  std::string assumed_client_;
   boost::json::value server_info_;
   std::vector<ListenStream> streams_;
 };

@@ -118,7 +118,7 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     // An observed tool's answers pass as they came: Claude Code's own limit stays for them.
     if (size_hints && !observed && name) {
-      set_size_hint(*object, max_result_chars(profile.for_tool(*name).hard_cap));
+      set_size_hint(*object, max_result_chars(profile.for_call(client, *name).hard_cap));
       ++edit.size_hints;
     }
     if (name == kFetchToolName) server_has_fetch_tool_ = true;

@@ -54,8 +54,9 @@ struct CallRecord {
   // Failed fetches: why, in one word ("expired", "forged", "malformed", "evicted", "mismatch",
   // "missing", "search-off", "argument"); empty otherwise.
   std::string_view error;
-  // The client's limit the answer was held to: the one its original was furthest over.
-  budget::SizeUnit limit = budget::SizeUnit::kTokens;
+  // The client's limit the answer was held to: for a first answer the one its original was
+  // furthest over, for a fetch the one its answer came closest to.
+  std::optional<budget::SizeUnit> limit;
 };
 
 struct RewrittenResult {

@@ -44,6 +44,7 @@ void take_record(CallEvent& event, pipeline::CallRecord&& record) {
   event.items_shown = record.items_shown;
   event.stages.assign(record.stages.begin(), record.stages.end());
   event.error = std::string(record.error);
+  if (record.limit) event.limit = std::string(budget::to_string(*record.limit));
   event.outcome = telemetry::outcome_of(event.kind, event.stages);
 }
 
@@ -314,10 +315,11 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
   }
   const json::value* arguments = params_object->if_contains("arguments");
   const config::Profile& profile = *profile_;
+  const std::string_view client = protocol_.client_name();
   pipeline::FetchAnswer answer = fetch_.answer(
       arguments != nullptr ? *arguments : json::value(),
-      [&profile](std::string_view tool) -> const config::BudgetSettings& {
-        return profile.for_tool(tool);
+      [&profile, client](std::string_view tool) -> const config::BudgetSettings& {
+        return profile.for_call(client, tool);
       },
       now, wall_now);
   protocol_.stamp_own_result(answer.result, era);
@@ -329,7 +331,7 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
   CallEvent event =
       new_event(CallKind::kFetch, answer.record.tool, message.envelopes.front().id, wall_now);
   const std::string_view tool = fetched_tool(event.tool);
-  event.budget = (tool.empty() ? profile.global() : profile.configured_for_tool(tool)).token_budget;
+  event.budget = profile.configured_for_call(client, tool).token_budget;
   take_record(event, std::move(answer.record));
   event.final_bytes = verdict.text.size();
   event.proxy_latency = Clock::now() - started;
@@ -347,7 +349,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
       const bool task = route.method == session::kTasksResult;
       CallEvent& event = add_event(task ? CallKind::kTask : CallKind::kCall, route.subject, answer);
       event.outcome = telemetry::Outcome::kError;
-      event.budget = profile.configured_for_tool(route.subject).token_budget;
+      event.budget = profile.configured_for_call(event.client, route.subject).token_budget;
     }
     return false;
   }
@@ -446,8 +448,8 @@ bool Interceptor::rewrite_task_state(json::object& state, const Answer& answer) 
 bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
                                       const Answer& answer, CallEvent& event) {
   json::object& result = slot.as_object();
-  const config::BudgetSettings& budget = answer.profile.for_tool(tool);
-  event.budget = answer.profile.configured_for_tool(tool).token_budget;
+  const config::BudgetSettings& budget = answer.profile.for_call(event.client, tool);
+  event.budget = answer.profile.configured_for_call(event.client, tool).token_budget;
   std::size_t original_tokens = 0;
   const auto measured = [&] {
     // Against the budget the pipeline plans with: the estimator margin included.

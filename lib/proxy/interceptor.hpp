@@ -97,6 +97,8 @@ class Interceptor {
   // (none in a modern session without a listen stream that asked for them).
   std::vector<std::string> tools_list_changed() const { return protocol_.tools_list_changed(); }
   const mcp::ProtocolState& protocol() const { return protocol_; }
+  // --client: the name of a client that gives none.
+  void assume_client_name(std::string name) { protocol_.assume_client_name(std::move(name)); }
   // Lines from the server dropped because they were not JSON-RPC messages.
   std::uint64_t non_protocol_lines_dropped() const { return non_protocol_lines_dropped_; }
 

@@ -54,6 +54,7 @@ class Proxy {
         reloader_(io, sources, profile,
                   [this](config::ProfilePtr next) { session_.apply_profile(std::move(next)); }),
         status_(interceptor_, reloader_, telemetry_) {
+    interceptor_.assume_client_name(settings.assumed_client);
     interceptor_.set_call_sink([this](telemetry::CallEvent&& event) {
       telemetry_.record(std::move(event), std::chrono::steady_clock::now());
     });

@@ -151,6 +151,7 @@ std::string to_json_line(const CallEvent& event) {
   text("kind", to_string(event.kind));
   text("tool", event.tool);
   if (!event.client.empty()) text("client", event.client);
+  if (!event.limit.empty()) text("limit", event.limit);
   text("mode", event.observed ? "observe" : "enforce");
   text("outcome", to_string(event.outcome));
   line += ",\"stages\":[";
@@ -209,6 +210,7 @@ Result<CallEvent> parse_call_event(std::string_view line) {
   event.outcome = *filed_under;
   if (const json::value* id = object->if_contains("id")) event.id = *id;
   if (const json::string* client = text("client")) event.client = std::string(*client);
+  if (const json::string* limit = text("limit")) event.limit = std::string(*limit);
   if (const json::string* mode = text("mode")) event.observed = *mode == "observe";
   if (const json::value* stages = object->if_contains("stages")) {
     const json::array* list = stages->if_array();

@@ -12,8 +12,9 @@
 //    "pagination_used":true,"summarization_used":false,"chunking_used":false,
 //    "compaction_used":true,"proxy_ms":1.234,"server_ms":45.6}
 // `server_ms` is absent for fetches (the server is not asked), `client` when the client gave no
-// name, and `error` present on failed fetches. The *_used flags are derived from `stages`; readers
-// may ignore them.
+// name, `limit` (the client's limit an answer was held to: "tokens", "chars", "bytes" or
+// "lines") when nothing was rewritten, and `error` present on failed fetches. The *_used flags are
+// derived from `stages`; readers may ignore them.
 
 #include <chrono>
 #include <cstddef>
@@ -70,8 +71,11 @@ struct CallEvent {
   std::chrono::system_clock::time_point time;  // when the answer was decided
   boost::json::value id;  // the JSON-RPC request id, as the client sent it (number or string)
   CallKind kind = CallKind::kCall;
-  std::string tool;       // fetches: "ctxguard_fetch:<tool of the cached result>" when known
-  std::string client;     // the clientInfo.name of the client that asked; empty when unknown
+  std::string tool;    // fetches: "ctxguard_fetch:<tool of the cached result>" when known
+  std::string client;  // the clientInfo.name of the client that asked; empty when unknown
+  // The client's limit a rewritten answer was held to ("tokens", "chars", "bytes", "lines"):
+  // the one its original was furthest over; empty when nothing was rewritten.
+  std::string limit;
   bool observed = false;  // observe mode: final_* are what enforce would have sent
   Outcome outcome = Outcome::kPassthrough;
   std::vector<std::string> stages;

@@ -30,6 +30,7 @@ std::string format_call_line(const CallEvent& event) {
       stages.empty() ? "-" : stages, to_string(event.outcome), event.reduction_percent(),
       event.budget);
   if (event.over_budget) line += " oversized";
+  if (!event.limit.empty()) fmt::format_to(std::back_inserter(line), " limit={}", event.limit);
   if (!event.error.empty()) fmt::format_to(std::back_inserter(line), " error={}", event.error);
   if (!event.id.is_null()) {
     fmt::format_to(std::back_inserter(line), " id={}", boost::json::serialize(event.id));

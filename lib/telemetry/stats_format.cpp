@@ -200,6 +200,12 @@ std::string format_json(const StatsReport& report) {
     add_group_json(object, client.stats);
     clients.push_back(std::move(object));
   }
+  json::array limits;
+  for (const LimitStats& limit : report.limits) {
+    json::object object{{"limit", limit.limit}};
+    add_group_json(object, limit.stats);
+    limits.push_back(std::move(object));
+  }
   json::array outcomes;
   for (const OutcomeStats& outcome : report.outcomes) {
     json::object object{{"outcome", to_string(outcome.outcome)}};
@@ -221,6 +227,7 @@ std::string format_json(const StatsReport& report) {
       {"observe", std::move(observe)},
       {"tools", std::move(tools)},
       {"clients", std::move(clients)},
+      {"limits", std::move(limits)},
       {"outcomes", std::move(outcomes)},
       {"groups", std::move(groups)},
   };
@@ -297,6 +304,12 @@ std::string format_table(const StatsReport& report) {
                     client.stats));
     }
     out += "\nBy client (clientInfo.name)\n" + clients.render("  ");
+  }
+  if (!report.limits.empty()) {
+    TextTable limits(group_header("limit"));
+    for (const LimitStats& limit : report.limits) limits.add(group_row(limit.limit, limit.stats));
+    out +=
+        "\nBy limit (the client's limit each rewritten answer was held to)\n" + limits.render("  ");
   }
 
   TextTable outcomes(group_header("outcome"));

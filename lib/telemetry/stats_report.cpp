@@ -215,6 +215,11 @@ bool StatsAccumulator::add(const CallEvent& event) {
   auto client = clients_.find(event.client);
   if (client == clients_.end()) client = clients_.emplace(event.client, Bucket{}).first;
   count(client->second, event);
+  if (!event.limit.empty()) {
+    auto limit = limits_.find(event.limit);
+    if (limit == limits_.end()) limit = limits_.emplace(event.limit, Bucket{}).first;
+    count(limit->second, event);
+  }
   return true;
 }
 
@@ -265,6 +270,13 @@ StatsReport StatsAccumulator::report() {
   if (!named) report.clients.clear();  // older files: no record names its client
   sort_by_saved(report.clients,
                 [](const ClientStats& group) -> const std::string& { return group.client; });
+  for (const auto& [limit, bucket] : limits_) {
+    GroupBuilder builder;
+    builder.add(bucket);
+    report.limits.push_back({limit, builder.finish()});
+  }
+  sort_by_saved(report.limits,
+                [](const LimitStats& group) -> const std::string& { return group.limit; });
 
   for (const auto& [tool, stats] : observed_) {
     report.observe.calls += stats.calls;

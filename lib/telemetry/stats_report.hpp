@@ -102,6 +102,10 @@ struct ClientStats {
   std::string client;  // clientInfo.name; empty for records of a client that gave none
   GroupStats stats;
 };
+struct LimitStats {
+  std::string limit;  // "tokens", "chars", "bytes" or "lines": what the answers were held to
+  GroupStats stats;
+};
 struct OutcomeStats {
   Outcome outcome = Outcome::kPassthrough;
   GroupStats stats;
@@ -135,6 +139,7 @@ struct StatsReport {
   ObserveStats observe;
   std::vector<ToolStats> tools;            // by tokens saved, most first; then by name
   std::vector<ClientStats> clients;        // likewise; empty when no record names a client
+  std::vector<LimitStats> limits;          // rewritten answers by limit, most tokens saved first
   std::vector<OutcomeStats> outcomes;      // in kAllOutcomes order; only outcomes seen
   std::vector<ToolOutcomeStats> groups;    // by tool name, then outcome
   std::vector<ToolObserveStats> observed;  // observe mode per tool, by tokens saved
@@ -175,6 +180,7 @@ class StatsAccumulator {
   std::optional<TimePoint> last_time_;
   std::map<std::string, ToolBuckets, std::less<>> tools_;
   std::map<std::string, Bucket, std::less<>> clients_;  // enforce mode, summed over outcomes
+  std::map<std::string, Bucket, std::less<>> limits_;   // the same, of records with a limit
   std::map<std::string, ObserveStats, std::less<>> observed_;
 };
 

@@ -40,6 +40,13 @@ TEST_CASE("command line: everything after -- is the server command, untouched") 
                                  "--", "/tmp"});
 }
 
+TEST_CASE("command line: --client (or CTXGUARD_CLIENT) names a client that sends no name") {
+  REQUIRE(ok(parse({"--", "server"})).settings.assumed_client.empty());
+  REQUIRE(ok(parse({"--client", "Cline", "--", "server"})).settings.assumed_client == "Cline");
+  const std::string long_name(300, 'x');
+  REQUIRE(std::holds_alternative<UsageError>(parse({"--client", long_name.c_str(), "--", "s"})));
+}
+
 TEST_CASE("command line: defaults apply when no option is given") {
   const Settings settings = ok(parse({"--", "server"})).settings;
   const Settings defaults;

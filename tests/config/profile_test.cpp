@@ -305,3 +305,86 @@ tools:
   CHECK_FALSE(everything->for_tool("read_file").chunking);
   CHECK(everything->for_resources().chunking);
 }
+
+TEST_CASE("profile: a client's preset tightens its limits, an unknown client gets the globals") {
+  ConfigSources sources;
+  const ProfilePtr profile = built(sources);
+  // VS Code (and its Insiders build) and Cline: characters; Copilot CLI: bytes.
+  REQUIRE(profile->for_call("Visual Studio Code", "read").max_chars == 8000);
+  REQUIRE(profile->for_call("Visual Studio Code - Insiders", "read").max_chars == 8000);
+  REQUIRE(profile->for_call("Cline", "read").max_chars == 8000);
+  REQUIRE(profile->for_call("github-copilot-developer", "read").max_bytes == 10000);
+  REQUIRE(profile->for_call("codex-mcp-client", "read").max_bytes == 30000);
+  // A client no preset names, and a client that gave no name, get the global settings.
+  for (const std::string_view client : {"some-new-client", ""}) {
+    const BudgetSettings& budget = profile->for_call(client, "read");
+    REQUIRE(budget.max_chars == 0);
+    REQUIRE(budget.max_bytes == 0);
+    REQUIRE(budget.token_budget == 4000);
+  }
+}
+
+TEST_CASE("profile: the stricter of a preset and the user's limit wins; a clients rule decides") {
+  ConfigSources sources;
+  // The documented default file spells out maxChars: 0, which must not switch presets off.
+  sources.file = file_of(
+      "maxChars: 0\n"
+      "maxBytes: 9000\n"
+      "tokenBudget: 3000\n"
+      "clients:\n"
+      "  - match: Cline\n"
+      "    maxChars: 20000\n"
+      "  - match: my-agent*\n"
+      "    maxLines: 400\n"
+      "tools:\n"
+      "  - match: big_*\n"
+      "    tokenBudget: 6000\n");
+  sources.command_line.push_back(value("pageSize", "20"));
+  const ProfilePtr profile = built(sources);
+  // VS Code: its preset's 8,000 characters; the file's 9,000 bytes; the flag's page size.
+  const BudgetSettings& vscode = profile->for_call("Visual Studio Code", "read");
+  REQUIRE(vscode.max_chars == 8000);
+  REQUIRE(vscode.max_bytes == 9000);
+  REQUIRE(vscode.page_size == 20);
+  REQUIRE(vscode.token_budget == 3000);
+  // Copilot CLI: its 10,000 bytes are looser than the file's 9,000: the file's stand.
+  REQUIRE(profile->for_call("github-copilot-developer", "read").max_bytes == 9000);
+  // A clients rule overrides the preset, either way.
+  REQUIRE(profile->for_call("Cline", "read").max_chars == 20000);
+  REQUIRE(profile->for_call("my-agent-2", "read").max_lines == 400);
+  // A tool rule applies within the client's settings.
+  const BudgetSettings& big = profile->for_call("Visual Studio Code", "big_dump");
+  REQUIRE(big.token_budget == 6000);
+  REQUIRE(big.max_chars == 8000);
+  // The global settings are the same as before any client.
+  REQUIRE(profile->for_tool("read").max_chars == 0);
+  // The dump shows the rules and the presets, and reads back.
+  const std::string dump = profile->describe();
+  REQUIRE(dump.find("clients:") != std::string::npos);
+  REQUIRE(dump.find("  - match: \"Cline\"\n    maxChars: 20000\n") != std::string::npos);
+  REQUIRE(dump.find("\"Visual Studio Code*\" (VS Code): maxChars: 8000") != std::string::npos);
+  REQUIRE(std::holds_alternative<ConfigFile>(parse_config(dump)));
+}
+
+TEST_CASE("profile: client rules are checked like tool rules, and their changes are logged") {
+  ConfigSources sources;
+  sources.file = file_of("clients:\n  - match: Cline\n    maxChars: 500\n");
+  const std::vector<std::string> found = problems(sources);
+  REQUIRE(found.size() == 1);
+  REQUIRE(found.front().find("clients[0].maxChars: 500 is too small") != std::string::npos);
+
+  auto parsed = parse_config("clients:\n  - maxChars: 9000\n  - match: x\n    fields: [id]\n");
+  const auto* errors = std::get_if<std::vector<std::string>>(&parsed);
+  REQUIRE(errors != nullptr);
+  REQUIRE(errors->at(0) ==
+          "clients[0]: `match` is missing: which clients does this rule apply to?");
+  REQUIRE(errors->at(1).rfind("clients[1].fields: unknown setting.", 0) == 0);
+
+  ConfigSources before;
+  before.file = file_of("clients:\n  - match: Cline\n    maxChars: 9000\n");
+  ConfigSources after;
+  after.file = file_of("clients:\n  - match: Cline\n    maxChars: 12000\n");
+  const std::vector<std::string> changes = built(after)->changes_from(*built(before));
+  REQUIRE(changes == std::vector<std::string>{
+                         "clients: [\"Cline\" maxChars=9000] -> [\"Cline\" maxChars=12000]"});
+}

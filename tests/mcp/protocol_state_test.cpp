@@ -113,6 +113,20 @@ TEST_CASE("protocol state: the client's name is its clientInfo's, when it is a s
   REQUIRE(state.client_name().empty());
 }
 
+TEST_CASE("protocol state: --client names a client that gives no name, never one that does") {
+  ProtocolState state;
+  state.assume_client_name("codex-mcp-client");
+  REQUIRE(state.client_name() == "codex-mcp-client");
+  state.on_client_request(
+      legacy_request(0, "initialize", json::object{{"clientInfo", json::object{}}}), "initialize");
+  REQUIRE(state.client_name() == "codex-mcp-client");
+  state.on_client_request(
+      legacy_request(1, "initialize",
+                     json::object{{"clientInfo", json::object{{"name", "claude-code"}}}}),
+      "initialize");
+  REQUIRE(state.client_name() == "claude-code");
+}
+
 TEST_CASE("protocol state: ctxguard's own results carry resultType and serverInfo when modern") {
   ProtocolState state;
   json::object legacy{{"content", json::array{}}};

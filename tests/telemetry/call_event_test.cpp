@@ -17,6 +17,7 @@ CallEvent paginated_call() {
   event.kind = CallKind::kCall;
   event.tool = "list_bookings";
   event.client = "claude-code";
+  event.limit = "chars";
   event.stages = {"compact", "paginate"};
   event.outcome = outcome_of(event.kind, event.stages);
   event.budget = 4000;
@@ -42,6 +43,7 @@ TEST_CASE("call_event: a record is one JSON line with the seeds' fields and no p
   CHECK(object.at("id") == 7);
   CHECK(object.at("kind") == "call");
   CHECK(object.at("client") == "claude-code");
+  CHECK(object.at("limit") == "chars");
   CHECK(object.at("mode") == "enforce");
   CHECK(object.at("outcome") == "paginated");
   CHECK(object.at("original_tokens") == 52011);
@@ -66,6 +68,7 @@ TEST_CASE("call_event: a written record reads back equal") {
   CHECK(back->kind == event.kind);
   CHECK(back->tool == event.tool);
   CHECK(back->client == "claude-code");
+  CHECK(back->limit == "chars");
   CHECK(back->outcome == Outcome::kPaginated);
   CHECK(back->stages == event.stages);
   CHECK(back->budget == 4000);
@@ -93,6 +96,7 @@ TEST_CASE("call_event: a failed fetch keeps its reason and has no server time") 
   const std::string line = to_json_line(event);
   CHECK(line.find("server_ms") == std::string::npos);
   CHECK(line.find("client") == std::string::npos);  // a client that gave no name
+  CHECK(line.find("limit") == std::string::npos);   // nothing rewritten
   auto back = parse_call_event(line);
   REQUIRE(back.has_value());
   CHECK(back->outcome == Outcome::kFetchFailed);

@@ -276,6 +276,31 @@ TEST_CASE("stats: calls are summed by client, most tokens saved first") {
   CHECK_THAT(format_table(unnamed), !Catch::Contains("By client"));
 }
 
+TEST_CASE("stats: rewritten answers are summed by the limit they were held to") {
+  const auto call = [](std::string limit, std::size_t in, std::size_t out) {
+    CallEvent event;
+    event.time = *parse_time("2026-11-27T01:00:00Z");
+    event.tool = "list";
+    event.limit = std::move(limit);
+    event.original_tokens = in;
+    event.final_tokens = out;
+    return event;
+  };
+  StatsAccumulator accumulator;
+  accumulator.add(call("tokens", 9000, 4000));
+  accumulator.add(call("chars", 9000, 2000));
+  accumulator.add(call("chars", 5000, 2500));
+  accumulator.add(call("", 700, 700));  // passed through: no limit
+  const StatsReport report = accumulator.report();
+  REQUIRE(report.limits.size() == 2);
+  CHECK(report.limits[0].limit == "chars");
+  CHECK(report.limits[0].stats.calls == 2);
+  CHECK(report.limits[1].limit == "tokens");
+  CHECK_THAT(format_table(report), Catch::Contains("By limit"));
+  const json::value document = json::parse(format_json(report));
+  CHECK(document.at("limits").at(0).at("limit") == "chars");
+}
+
 TEST_CASE("stats: an outcome list keeps only those outcomes") {
   StatsFilter filter;
   filter.outcomes = {Outcome::kChunked, Outcome::kError};

@@ -62,7 +62,13 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
                                    .limit = std::get<std::size_t>(limit),
                                    .budget = budget,
                                    .issuer = issuer};
-  if (const auto refusal = FetchCall(context, answer).run()) refuse(answer, *refusal);
+  if (const auto refusal = FetchCall(context, answer).run()) {
+    refuse(answer, *refusal);
+  } else {
+    // The limit the answer came closest to: the one that decided how much it holds.
+    answer.record.limit = budget::tightest_unit(
+        result_size(answer.result, answer.record.final_tokens), budget::FitBudget::of(budget));
+  }
   return answer;
 }
 
