@@ -52,11 +52,11 @@ const T = { timeout: 30_000 };
 const FETCH = 'ctxguard_fetch';
 
 // The keys --check-config prints, in its order (ctxguard --help, config/ctxguard.yaml).
-const KEYS = ['mode', 'tokenBudget', 'hardCap', 'estimatorMargin', 'pageSize', 'maxPageSize', 'chunkSize', 'maxString',
+const KEYS = ['mode', 'tokenBudget', 'hardCap', 'maxChars', 'maxBytes', 'maxLines', 'estimatorMargin', 'pageSize', 'maxPageSize', 'chunkSize', 'maxString',
   'maxDepth', 'pagination', 'summarization', 'projection', 'chunking', 'search', 'tables', 'cursorTtl', 'cacheSize'];
 // Their built-in defaults, as --check-config writes them.
 const DEFAULTS = {
-  mode: 'enforce', tokenBudget: '4000', hardCap: '12000', estimatorMargin: '0', pageSize: '50', maxPageSize: '200',
+  mode: 'enforce', tokenBudget: '4000', hardCap: '12000', maxChars: '0', maxBytes: '0', maxLines: '0', estimatorMargin: '0', pageSize: '50', maxPageSize: '200',
   chunkSize: '2000', maxString: '500', maxDepth: '4', pagination: 'true', summarization: 'true', projection: 'true',
   chunking: 'true', search: 'true', tables: 'false', cursorTtl: '600s', cacheSize: '256M',
 };
@@ -277,13 +277,22 @@ function parseEffective(stdout) {
   const values = {};
   const order = [];
   let i = 0;
-  for (; i < lines.length && !lines[i].startsWith('tools:'); i++) {
+  for (; i < lines.length && !lines[i].startsWith('clients:'); i++) {
     const m = /^([A-Za-z]+): (\S+) +# (.+)$/.exec(lines[i]);
     assert.ok(m, `not a "key: value  # source" line: ${JSON.stringify(lines[i])}`);
     assert.ok(SOURCES.includes(m[3]), `unknown source in ${JSON.stringify(lines[i])}`);
     values[m[1]] = { value: m[2], source: m[3] };
     order.push(m[1]);
   }
+  // The client rules (`clients: []`, or the rules under `clients:`), then the built-in presets
+  // as comments.
+  assert.ok(i < lines.length, 'a clients: line');
+  const clients = [];
+  for (i++; i < lines.length && !lines[i].startsWith('tools:'); i++) {
+    assert.match(lines[i], /^(  - match: ".*"|    [A-Za-z]+: \S+|#.*)$/, `a clients line: ${JSON.stringify(lines[i])}`);
+    clients.push(lines[i]);
+  }
+  assert.ok(clients.some((l) => l.includes('"Visual Studio Code*" (VS Code): maxChars: 8000')), 'the presets');
   assert.ok(i < lines.length, 'a tools: line');
   const toolsLine = lines[i];
   const tools = lines.slice(i + 1);

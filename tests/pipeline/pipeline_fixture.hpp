@@ -93,6 +93,18 @@ inline std::size_t tokens_of(const json::object& result) {
   return tokens;
 }
 
+// Whether `result` is within `tokens` and the fixture's other limits (characters, bytes, lines),
+// measured as a client measures them.
+inline void require_within(const Fixture& fixture, const json::object& result, std::size_t tokens) {
+  budget::FitBudget limits = budget::FitBudget::of(fixture.budget);
+  limits.tokens = tokens;
+  const budget::AnswerSize size = result_size(result, tokens_of(result));
+  INFO("tokens " << size.tokens << "/" << limits.tokens << ", chars " << size.chars << "/"
+                 << limits.chars << ", bytes " << size.bytes << "/" << limits.bytes << ", lines "
+                 << size.lines << "/" << limits.lines);
+  REQUIRE(budget::fits(size, limits));
+}
+
 inline bool is_error(const json::object& result) {
   const json::value* error = result.if_contains("isError");
   return error != nullptr && error->as_bool();
@@ -105,11 +117,25 @@ inline std::string rebuild_text(Fixture& fixture, const json::object& first, std
   while (const json::value* next = meta.as_object().if_contains("nextCursor")) {
     const json::object piece = fixture.fetch_page({{"cursor", *next}});
     REQUIRE_FALSE(is_error(piece));
-    REQUIRE(tokens_of(piece) <= fixture.budget.token_budget);
+    require_within(fixture, piece, fixture.budget.token_budget);
     text += text_at(piece, 0);
     meta = parse(text_at(piece, 1)).at("_ctxguard");
   }
+  // The pieces cover the text: as many bytes as it has.
+  if (const json::value* total = meta.as_object().if_contains("totalBytes")) {
+    INFO("last trailer " << ctxguard::to_json(meta));
+    REQUIRE(text.size() == total->to_number<std::size_t>());
+  }
   return text;
+}
+
+// The array item an answer serves as text pieces (one item over the budget): a string as its
+// characters, anything else as its JSON text.
+inline json::value item_of_pieces(Fixture& fixture, const json::object& answer) {
+  const json::value meta = parse(text_at(answer, 1)).at("_ctxguard");
+  const std::string text = rebuild_text(fixture, answer, 0);
+  if (meta.at("valueType") == "string") return json::string(text);
+  return parse(text);
 }
 
 // Follows every cursor of a paginated first answer (FIFO: pages before the cuts inside them)
@@ -134,12 +160,12 @@ inline json::value rebuild_json(Fixture& fixture, const json::object& first,
     if (next == nullptr) continue;
     const json::object page_result = fixture.fetch_page({{"cursor", *next}});
     REQUIRE_FALSE(is_error(page_result));
-    REQUIRE(tokens_of(page_result) <= page_budget);
+    require_within(fixture, page_result, page_budget);
     if (pages != nullptr) ++*pages;
     std::error_code ec;
     if (content_of(page_result).size() == 2) {
       // One item too large for a page comes as text pieces; the items after it go on below.
-      const json::value item = parse(rebuild_text(fixture, page_result, 0));
+      const json::value item = item_of_pieces(fixture, page_result);
       json::value* target = value.find_pointer(std::string(cut.at("path").as_string()), ec);
       REQUIRE(target != nullptr);
       target->as_array().push_back(item);
@@ -167,11 +193,11 @@ inline const json::object* check_first_answer(Fixture& fixture, const json::obje
                                               const std::optional<RewrittenResult>& rewritten,
                                               const json::value& value, int& cut_as_text) {
   if (!rewritten) {
-    REQUIRE(tokens_of(result) <= fixture.budget.token_budget);
+    require_within(fixture, result, fixture.budget.token_budget);
     return nullptr;
   }
   const json::object& answer = rewritten->result;
-  REQUIRE(tokens_of(answer) <= fixture.budget.hard_cap);
+  require_within(fixture, answer, fixture.budget.hard_cap);
   if (content_of(answer).size() > 1) {  // cut as text: the pieces rebuild the JSON text
     ++cut_as_text;
     INFO("trailer " << text_at(answer, 1));

@@ -95,7 +95,7 @@ class ValueResolver {
     json::object answer = fixture_.fetch_page(std::move(arguments));
     INFO("answer " << ctxguard::to_json(json::value(answer)).substr(0, 300));
     REQUIRE_FALSE(is_error(answer));
-    REQUIRE(tokens_of(answer) <= page_budget_);
+    require_within(fixture_, answer, page_budget_);
     return answer;
   }
 
@@ -110,6 +110,17 @@ class ValueResolver {
   json::value value_of(const json::object& answer, const std::string& path, std::string_view kind) {
     if (content_of(answer).size() == 2) {  // text pieces: a string, or JSON over the budget
       const json::object meta = parse(text_at(answer, 1)).at("_ctxguard").as_object();
+      if (meta.contains("item")) {
+        // An array whose first item alone is over the budget: the item as text pieces, the
+        // items after it by their own cursor.
+        REQUIRE(meta.at("item").at("path").as_string() == path);
+        json::value items = json::array{item_of_pieces(fixture_, answer)};
+        json::object rest;
+        if (const json::value* after = meta.if_contains("nextItemsCursor")) {
+          rest = json::object{{"path", path}, {"nextCursor", *after}};
+        }
+        return complete(std::move(items), path, std::move(rest));
+      }
       REQUIRE(meta.at("valuePath").as_string() == path);
       const json::string& type = meta.at("valueType").as_string();
       if (!kind.empty()) REQUIRE(type == kind);
@@ -156,7 +167,7 @@ class ValueResolver {
       const json::object page_result = fetch({{"cursor", *next}});
       if (content_of(page_result).size() == 2) {
         // One item alone over the budget comes as text pieces; the items after it go on.
-        target.push_back(parse(rebuild_text(fixture_, page_result, 0)));
+        target.push_back(item_of_pieces(fixture_, page_result));
         const json::object piece = parse(text_at(page_result, 1)).at("_ctxguard").as_object();
         if (const json::value* after = piece.if_contains("nextItemsCursor")) {
           cuts.push_back(json::object{{"path", cut.at("path")}, {"nextCursor", *after}});
@@ -221,7 +232,7 @@ class ValueResolver {
       ++fetches_;
       const json::object answer =
           fixture_.fetch_page({{"cursor", *result_cursor_}, {"path", field_path}});
-      REQUIRE(tokens_of(answer) <= page_budget_);
+      require_within(fixture_, answer, page_budget_);
       if (is_error(answer)) continue;  // this record has no such field
       ++projected_fields_;
       record[key] = value_of(answer, field_path, "");

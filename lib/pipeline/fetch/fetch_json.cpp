@@ -246,7 +246,12 @@ void FetchCall::answer_item_as_text(const Page& page, const ArrayCut& shown) {
   const std::size_t index = page.indices != nullptr ? (*page.indices)[0] : shown.begin;
   std::string item_path = page.path;
   append_pointer_index(item_path, index);
-  json::object item;
+  // The pieces go on as the value at the item's path does (answer_value_piece): a string as its
+  // characters, anything else as its JSON text.
+  const json::value& value = page.array[index];
+  const json::string* string = value.if_string();
+  json::object item =
+      value_piece_fields(item_path, string != nullptr ? PieceOf::kString : PieceOf::kJsonText);
   item["item"] =
       json::object{{"path", page.path}, {"index", index}, {"totalCount", page.array.size()}};
   if (page.indices == nullptr && shown.begin + 1 < shown.total) {
@@ -263,7 +268,11 @@ void FetchCall::answer_item_as_text(const Page& page, const ArrayCut& shown) {
           part_index_, page.path, next, context_.limit, request_.fields, request_.query);
     }
   }
-  answer_text(to_json(page.array[index]), 0, item_path, item);
+  if (string != nullptr) {
+    answer_text(*string, 0, item_path, item);
+  } else {
+    answer_text(to_json(value), 0, item_path, item);
+  }
 }
 
 std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& array,

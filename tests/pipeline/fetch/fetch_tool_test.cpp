@@ -171,6 +171,35 @@ TEST_CASE("fetch: one item larger than the budget comes as text pieces, then the
   REQUIRE(after.at("items").as_array().front().at("id").as_int64() == 61);
 }
 
+TEST_CASE("fetch: one string item larger than the budget comes as its characters, to the end") {
+  // Found by the random-limits property (limits_property_test.cpp): the first piece was the
+  // string's JSON text, and its cursor went on in the string's characters (as a value by path
+  // does), so the pieces did not join up. Now the item's pieces are its characters throughout.
+  ctxguard::config::BudgetSettings budget = small_budget();
+  budget.summary.max_string_chars = 0;
+  budget.summary.max_depth = 0;
+  Fixture fixture(budget);
+  json::array notes;
+  for (int i = 0; i < 80; ++i) notes.emplace_back("note " + std::to_string(i));
+  const std::string big = "a \"quoted\"\ttab, a line\nbreak and " + std::string(30000, 'z');
+  notes[60] = big;
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::value{{"notes", notes}})));
+  REQUIRE(rewritten.has_value());
+  std::string cursor(
+      parse(text_at(rewritten->result, 0)).at("_ctxguard").at("nextCursor").as_string());
+  json::object piece;
+  for (int guard = 0; guard < 50; ++guard) {
+    piece = fixture.fetch_page({{"cursor", cursor}});
+    if (content_of(piece).size() == 2) break;  // the text form
+    cursor = std::string(parse(text_at(piece, 0)).at("_ctxguard").at("nextCursor").as_string());
+  }
+  REQUIRE(content_of(piece).size() == 2);
+  const json::value meta = parse(text_at(piece, 1)).at("_ctxguard");
+  REQUIRE(meta.at("valueType") == "string");
+  REQUIRE(meta.at("valuePath") == "/notes/60");
+  REQUIRE(rebuild_text(fixture, piece, 0) == big);
+}
+
 TEST_CASE("fetch: numbers beyond any page or line are refused or clamped, never converted blind") {
   // Found by tests/fuzz/pipeline_fuzz (UBSan): a double beyond int64's range was converted to
   // int64 unchecked, which is undefined (x86 gives INT64_MIN: "1e300" read as a negative line).
