@@ -108,6 +108,12 @@ po::options_description telemetry_options() {
     ("metrics-listen", po::value<std::string>()->value_name("[ADDR:]PORT"),
      "serve /metrics (Prometheus text format) and /health (JSON) over HTTP on ADDR:PORT; "
      "ADDR is 127.0.0.1 unless given (also $CTXGUARD_METRICS_LISTEN)")
+    ("sample-answers", po::value<std::string>()->value_name("FILE"),
+     "append a random share of the answers ctxguard sends, whole, to FILE (mode 0600: it holds "
+     "payloads) as JSON lines that scripts/estimator-accuracy.mjs reads (also "
+     "$CTXGUARD_SAMPLE_ANSWERS)")
+    ("sample-rate", po::value<double>()->default_value(1.0)->value_name("PERCENT"),
+     "the share of answers --sample-answers writes, in percent (more than 0, at most 100)")
     ("metrics-linger", po::value<double>()->default_value(0),
      "seconds /metrics and /health stay up after the server exits (the client's stream is "
      "closed at once)");
@@ -135,6 +141,14 @@ std::optional<UsageError> read_telemetry(const po::variables_map& vm,
   telemetry.file = flag_or_variable("telemetry-file", "CTXGUARD_TELEMETRY_FILE");
   if (telemetry.file && telemetry.file->empty()) return UsageError{"--telemetry-file is empty"};
   telemetry.metrics_listen = flag_or_variable("metrics-listen", "CTXGUARD_METRICS_LISTEN");
+  telemetry.sample_file = flag_or_variable("sample-answers", "CTXGUARD_SAMPLE_ANSWERS");
+  if (telemetry.sample_file && telemetry.sample_file->empty()) {
+    return UsageError{"--sample-answers is empty"};
+  }
+  telemetry.sample_percent = vm["sample-rate"].as<double>();
+  if (!(telemetry.sample_percent > 0 && telemetry.sample_percent <= 100)) {
+    return UsageError{"--sample-rate must be more than 0 and at most 100 (percent)"};
+  }
   telemetry.queue_lines = vm["telemetry-queue"].as<std::size_t>();
   if (telemetry.queue_lines < 1 || telemetry.queue_lines > 1'000'000) {
     return UsageError{"--telemetry-queue must be from 1 to 1000000"};

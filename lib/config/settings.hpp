@@ -102,6 +102,10 @@ struct TelemetrySettings {
   std::optional<std::string> metrics_listen;  // "[ADDR:]PORT" for /metrics and /health
   // After the server exits: how long /metrics and /health stay up (the client is told at once).
   std::chrono::milliseconds metrics_linger{0};
+  // --sample-answers: a share of the answers sent, whole, for checking the estimator (they hold
+  // payloads: off unless asked for).
+  std::optional<std::string> sample_file;
+  double sample_percent = 1.0;
 };
 
 struct Settings {

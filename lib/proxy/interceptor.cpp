@@ -21,9 +21,6 @@ using session::Direction;
 
 namespace {
 
-// Task ids remembered at most (a client that never fetches its tasks' results must not grow us).
-constexpr std::size_t kMaxRememberedTasks = 4096;
-
 std::string_view sender(Direction direction) {
   return direction == Direction::kClientToServer ? "client" : "server";
 }
@@ -323,6 +320,9 @@ std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message
       },
       now, wall_now);
   protocol_.stamp_own_result(answer.result, era);
+  if (sampler_ != nullptr && sampler_->draw()) {
+    sampler_->offer(wall_now, fetch_.name(), client, answer.result);
+  }
   json::object response{{"jsonrpc", "2.0"},
                         {"id", message.envelopes.front().id},
                         {"result", std::move(answer.result)}};
@@ -422,29 +422,6 @@ bool Interceptor::rewrite_tool_list(json::object& result, const config::Profile&
   return edit.changed;
 }
 
-void Interceptor::remember_task(std::string_view task_id, std::string_view tool) {
-  if (task_id.empty()) return;
-  if (task_tools_.size() >= kMaxRememberedTasks) task_tools_.clear();
-  task_tools_[std::string(task_id)] = std::string(tool);
-}
-
-std::string Interceptor::task_tool(std::string_view task_id) const {
-  const auto task = task_tools_.find(std::string(task_id));
-  return task != task_tools_.end() ? task->second : "task:" + std::string(task_id);
-}
-
-bool Interceptor::rewrite_task_state(json::object& state, const Answer& answer) {
-  // The tasks extension's tasks/get: a completed task carries what the original request would
-  // have answered, in `result`; of a tools/call that is a tool result like any other.
-  const json::value* status = state.if_contains("status");
-  json::value* result = state.if_contains("result");
-  if (status == nullptr || *status != "completed" || result == nullptr || !result->is_object()) {
-    return false;
-  }
-  const std::string tool = task_tool(answer.route.subject);
-  return rewrite_tool_result(*result, tool, answer, add_event(CallKind::kTask, tool, answer));
-}
-
 bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
                                       const Answer& answer, CallEvent& event) {
   json::object& result = slot.as_object();
@@ -456,7 +433,13 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
     event.over_budget = original_tokens > budget.token_budget;
     event.original_tokens = event.final_tokens = original_tokens;
   };
+  // --sample-answers: drawn now, and taken of what goes out before the pipeline may move from it.
+  const bool sampled = sampler_ != nullptr && sampler_->draw();
+  const auto sample = [&](const json::object& sent) {
+    if (sampled) sampler_->offer(answer.wall_now, tool, event.client, sent);
+  };
   if (budget.observe) {
+    sample(result);
     // The line goes out as it came. The pipeline may move values out of what it is given, which
     // only matters when other members of a batch are rewritten and the document re-serialized.
     event.observed = true;
@@ -485,8 +468,12 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
       .tool = tool, .rewrite = true, .now = answer.now, .wall_now = answer.wall_now};
   auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
   measured();
-  if (!rewritten) return false;
+  if (!rewritten) {
+    sample(result);
+    return false;
+  }
   slot = std::move(rewritten->result);
+  sample(slot.as_object());
   take_record(event, std::move(rewritten->record));
   return true;
 }

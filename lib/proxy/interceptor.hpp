@@ -40,6 +40,7 @@
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "session/session_router.hpp"
+#include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
 
 namespace ctxguard::proxy {
@@ -85,6 +86,8 @@ class Interceptor {
   // Where call records go, on the thread calling on_line; telemetry::log_call_event when unset.
   using CallSink = std::function<void(telemetry::CallEvent&&)>;
   void set_call_sink(CallSink sink) { call_sink_ = std::move(sink); }
+  // --sample-answers: the sampler every answer sent is offered to (null: none).
+  void set_answer_sampler(telemetry::AnswerSampler* sampler) { sampler_ = sampler; }
 
   Router& router() { return router_; }
   const Router& router() const { return router_; }
@@ -159,6 +162,7 @@ class Interceptor {
   std::unordered_map<std::string, std::string> task_tools_;
   std::vector<telemetry::CallEvent> events_;  // of the line being handled
   CallSink call_sink_;
+  telemetry::AnswerSampler* sampler_ = nullptr;
   std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 

@@ -44,8 +44,9 @@ class Proxy {
   Proxy(asio::io_context& io, const config::Settings& settings,
         const config::ConfigSources& sources, const config::ProfilePtr& profile,
         asio::signal_set& signals, ChildProcess child, const cursor::CursorCodec& codec,
-        std::unique_ptr<telemetry::RecordWriter> record_file)
-      : telemetry_(std::move(record_file)),
+        std::unique_ptr<telemetry::RecordWriter> record_file,
+        std::unique_ptr<telemetry::AnswerSampler> sampler)
+      : telemetry_(std::move(record_file), {}, std::move(sampler)),
         interceptor_(profile, codec),
         child_(std::move(child)),
         stdio_(io.get_executor()),
@@ -55,6 +56,7 @@ class Proxy {
                   [this](config::ProfilePtr next) { session_.apply_profile(std::move(next)); }),
         status_(interceptor_, reloader_, telemetry_) {
     interceptor_.assume_client_name(settings.assumed_client);
+    interceptor_.set_answer_sampler(telemetry_.sampler());
     interceptor_.set_call_sink([this](telemetry::CallEvent&& event) {
       telemetry_.record(std::move(event), std::chrono::steady_clock::now());
     });
@@ -78,6 +80,7 @@ class Proxy {
   void on_hangup() {
     reloader_.reload_now("received SIGHUP");
     if (telemetry_.file() != nullptr) telemetry_.file()->reopen();  // after logrotate
+    if (telemetry_.sampler() != nullptr) telemetry_.sampler()->file().reopen();
   }
 
   telemetry::CallTelemetry telemetry_;
@@ -135,7 +138,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   spdlog::debug("server command line: {}", fmt::join(settings.server_command, " "));
 
   Proxy proxy(io, settings, sources, profile, signals, std::move(*child), codec,
-              std::move(telemetry.record_file));
+              std::move(telemetry.record_file), std::move(telemetry.sampler));
   proxy_ptr = &proxy;
   if (spill_dir) proxy.interceptor().set_spill_writer(spill::pipeline_writer(*spill_dir));
   proxy.start();

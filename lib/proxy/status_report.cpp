@@ -23,6 +23,8 @@ telemetry::ProcessStatus StatusReport::process_status(
   status.reloads_applied = reloader_.reloads_applied();
   status.reloads_refused = reloader_.reloads_refused();
   if (telemetry_.file() != nullptr) status.telemetry_file = telemetry_.file()->counters();
+  if (telemetry_.sampler() != nullptr)
+    status.answer_samples = telemetry_.sampler()->file_counters();
   status.messages_from_client = session.messages_from_client;
   status.messages_from_server = session.messages_from_server;
   status.oversized_lines_dropped = session.oversized_lines_dropped;

@@ -1,5 +1,10 @@
 #include "proxy/telemetry_edges.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
 #include "proxy/proxy.hpp"
@@ -19,6 +24,23 @@ std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySe
     }
     edges.record_file = std::move(*opened);
     spdlog::info("writing call records to {}", *settings.file);
+  }
+  if (settings.sample_file) {
+    const std::string& path = *settings.sample_file;
+    auto opened = telemetry::open_record_file(path, {.max_lines = settings.queue_lines});
+    if (!opened) {
+      spdlog::error("cannot open the answer samples file {}: {}", path, opened.error().message());
+      return kExitCannotStart;
+    }
+    // It holds payloads: the owner's alone, even when it existed with a wider mode.
+    if (::chmod(path.c_str(), 0600) != 0) {
+      spdlog::error("cannot make the answer samples file {} private (mode 0600): {}", path,
+                    std::strerror(errno));
+      return kExitCannotStart;
+    }
+    edges.sampler =
+        std::make_unique<telemetry::AnswerSampler>(std::move(*opened), settings.sample_percent);
+    spdlog::info("writing {}% of the answers to {}", settings.sample_percent, path);
   }
   if (settings.metrics_listen) {
     auto address = parse_listen_address(*settings.metrics_listen);

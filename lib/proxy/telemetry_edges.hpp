@@ -10,6 +10,7 @@
 
 #include "config/settings.hpp"
 #include "proxy/metrics_server.hpp"
+#include "telemetry/answer_sampler.hpp"
 #include "telemetry/record_writer.hpp"
 #include "telemetry/status_pages.hpp"
 
@@ -17,6 +18,7 @@ namespace ctxguard::proxy {
 
 struct TelemetryEdges {
   std::unique_ptr<telemetry::RecordWriter> record_file;  // null without --telemetry-file
+  std::unique_ptr<telemetry::AnswerSampler> sampler;     // null without --sample-answers
   std::unique_ptr<MetricsServer> metrics;                // null without --metrics-listen
 };
 

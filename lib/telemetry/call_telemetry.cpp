@@ -4,8 +4,9 @@
 
 namespace ctxguard::telemetry {
 
-CallTelemetry::CallTelemetry(std::unique_ptr<RecordWriter> file, OversizeAlarmOptions alarm)
-    : file_(std::move(file)), alarm_(alarm) {}
+CallTelemetry::CallTelemetry(std::unique_ptr<RecordWriter> file, OversizeAlarmOptions alarm,
+                             std::unique_ptr<AnswerSampler> sampler)
+    : file_(std::move(file)), sampler_(std::move(sampler)), alarm_(alarm) {}
 
 void CallTelemetry::record(CallEvent&& event, OversizeAlarm::Clock::time_point now) {
   log_call_event(event);

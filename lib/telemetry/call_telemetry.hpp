@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 
+#include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
 #include "telemetry/oversize_alarm.hpp"
 #include "telemetry/record_writer.hpp"
@@ -17,18 +18,21 @@ namespace ctxguard::telemetry {
 
 class CallTelemetry {
  public:
-  // `file`: the --telemetry-file writer, or null.
+  // `file`: the --telemetry-file writer, or null; `sampler`: --sample-answers, or null.
   explicit CallTelemetry(std::unique_ptr<RecordWriter> file = nullptr,
-                         OversizeAlarmOptions alarm = {});
+                         OversizeAlarmOptions alarm = {},
+                         std::unique_ptr<AnswerSampler> sampler = nullptr);
 
   void record(CallEvent&& event, OversizeAlarm::Clock::time_point now);
 
   const TrafficMetrics& traffic() const { return traffic_; }
   const OversizeAlarm& alarm() const { return alarm_; }
   RecordWriter* file() const { return file_.get(); }
+  AnswerSampler* sampler() const { return sampler_.get(); }
 
  private:
   std::unique_ptr<RecordWriter> file_;
+  std::unique_ptr<AnswerSampler> sampler_;
   OversizeAlarm alarm_;
   TrafficMetrics traffic_;
 };

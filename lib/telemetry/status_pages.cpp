@@ -110,6 +110,17 @@ void write_side_metrics(PrometheusText& out, const ProcessStatus& process) {
     out.sample("ctxguard_telemetry_records_total", {{"result", "failed"}},
                process.telemetry_file->failed);
   }
+  if (process.answer_samples) {
+    out.family("ctxguard_answer_samples_total", MetricType::kCounter,
+               "Answers sampled for --sample-answers, by fate (dropped: the queue was full; "
+               "failed: the write failed).");
+    out.sample("ctxguard_answer_samples_total", {{"result", "written"}},
+               process.answer_samples->written);
+    out.sample("ctxguard_answer_samples_total", {{"result", "dropped"}},
+               process.answer_samples->dropped);
+    out.sample("ctxguard_answer_samples_total", {{"result", "failed"}},
+               process.answer_samples->failed);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct ProcessStatus {
   std::uint64_t reloads_applied = 0;
   std::uint64_t reloads_refused = 0;
   std::optional<WriterCounters> telemetry_file;  // when --telemetry-file is on
+  std::optional<WriterCounters> answer_samples;  // when --sample-answers is on
   std::uint64_t messages_from_client = 0;
   std::uint64_t messages_from_server = 0;
   std::uint64_t oversized_lines_dropped = 0;     // lines over --max-message-bytes
