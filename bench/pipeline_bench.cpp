@@ -1,6 +1,8 @@
 // The budget pipeline on one large tools/call answer, through the same Interceptor the proxy
 // runs (parse, route, estimate, paginate, cache, write), against plain Boost.JSON parse +
-// serialize of the same line. Ratios, measured in one run: the machines are shared and noisy.
+// serialize of the same line; and the same first page planned within a client's limits in all
+// four units (tokens, characters, bytes, lines) against tokens only. Ratios, measured in one
+// run: the machines are shared and noisy.
 //
 //   pipeline_bench [--items N] [--rounds R]
 
@@ -51,11 +53,27 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// The first answer to `line` (a tools/call result) through `interceptor`, as request `id`: the
+// time it took and the answer.
+double first_answer(Interceptor& interceptor, const std::string& line, const std::string& id,
+                    Verdict& verdict) {
+  const std::string request = "{\"jsonrpc\":\"2.0\",\"id\":" + id +
+                              ",\"method\":\"tools/call\",\"params\":{\"name\":\"list_bookings\"}}";
+  interceptor.on_line(Direction::kClientToServer, request, Clock::now(),
+                      std::chrono::system_clock::now());
+  std::string response = line;
+  response.replace(response.find("\"id\":1"), 6, "\"id\":" + id);
+  const auto start = Clock::now();
+  verdict = interceptor.on_line(Direction::kServerToClient, response, Clock::now(),
+                                std::chrono::system_clock::now());
+  return ms_since(start);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t items = 100000;
-  int rounds = 7;
+  int rounds = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
     if (flag == "--items") items = std::strtoul(argv[i + 1], nullptr, 10);
@@ -71,6 +89,15 @@ int main(int argc, char** argv) {
   ctxguard::config::BudgetSettings budget;
   const auto codec = ctxguard::cursor::CursorCodec::with_random_key(budget.cursor_ttl);
   Interceptor interceptor(ctxguard::config::Profile::of(budget), codec);
+  // A client's limits in every unit, tighter than the page of 50 items (about 6,900 bytes), so
+  // that characters decide how many items the first answer shows.
+  ctxguard::config::BudgetSettings limited = budget;
+  limited.max_chars = 4000;
+  limited.max_bytes = 4500;
+  limited.max_lines = 200;
+  Interceptor limited_interceptor(ctxguard::config::Profile::of(limited), codec);
+  std::vector<double> first_limited;
+  std::size_t limited_bytes = 0;
 
   std::vector<double> baseline;
   std::vector<double> first_page;
@@ -90,22 +117,22 @@ int main(int argc, char** argv) {
 
     // The request, so the router knows what the answer answers; then the answer.
     const std::string id = std::to_string(round + 1);
-    const std::string request =
-        "{\"jsonrpc\":\"2.0\",\"id\":" + id +
-        ",\"method\":\"tools/call\",\"params\":{\"name\":\"list_bookings\"}}";
-    interceptor.on_line(Direction::kClientToServer, request, Clock::now(),
-                        std::chrono::system_clock::now());
-    std::string response = line;
-    response.replace(response.find("\"id\":1"), 6, "\"id\":" + id);
-    start = Clock::now();
-    const Verdict first = interceptor.on_line(Direction::kServerToClient, response, Clock::now(),
-                                              std::chrono::system_clock::now());
-    first_page.push_back(ms_since(start));
-    if (first.action != Verdict::Action::kSend) {
+    // In alternating order: whichever runs second pays for the memory the first one took.
+    Verdict first;
+    Verdict within;
+    if (round % 2 == 0) {
+      first_page.push_back(first_answer(interceptor, line, id, first));
+      first_limited.push_back(first_answer(limited_interceptor, line, id, within));
+    } else {
+      first_limited.push_back(first_answer(limited_interceptor, line, id, within));
+      first_page.push_back(first_answer(interceptor, line, id, first));
+    }
+    if (first.action != Verdict::Action::kSend || within.action != Verdict::Action::kSend) {
       std::fprintf(stderr, "the answer was not rewritten\n");
       return 1;
     }
     first_bytes = first.text.size();
+    limited_bytes = within.text.size();
 
     // A page from the middle of the cached result, as the model asks for it.
     const json::value answer = json::parse(first.text);
@@ -144,6 +171,11 @@ int main(int argc, char** argv) {
       first / base, first_bytes);
   std::printf("  later page from the cache  : %8.3f ms  (ctxguard_fetch, limit 200; %zu bytes)\n",
               later, page_bytes);
+  const double within = median(first_limited);
+  std::printf(
+      "  first page within 4 limits : %8.2f ms  (%.2fx tokens only; maxChars 4000, maxBytes "
+      "4500, maxLines 200; answer %zu bytes)\n",
+      within, within / first, limited_bytes);
   const auto& stats = interceptor.cache().stats();
   std::printf("  cache: %zu entries, %.1f MiB charged (%.2fx the line)\n", stats.entries,
               static_cast<double>(stats.bytes) / (1 << 20),

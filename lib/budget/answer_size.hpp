@@ -1,6 +1,6 @@
 #pragma once
 // The size of an answer in every unit a client may limit it in, and the limits themselves
-// (docs/protocol.md section 2.1, docs/clients.md).
+// (docs/protocol.md section 1.1, docs/clients.md).
 //
 // Clients cut tool results by their own rule: Claude Code in tokens, VS Code, Cline and Gemini
 // CLI in characters, Copilot CLI and Claude Desktop in bytes, older Codex in lines. ctxguard

@@ -28,6 +28,9 @@ namespace ctxguard::budget {
 // last byte), so a result can be counted part by part, and JSON without serializing it.
 class TokenCounter {
  public:
+  // With `count_chars`, chars() counts characters too (a fifth slower on non-ASCII text).
+  explicit TokenCounter(bool count_chars = false) noexcept : count_chars_(count_chars) {}
+
   void add(std::string_view text) noexcept;
   // A JSON string as serialized: quotes included, escapes counted as their escaped bytes.
   void add_json_string(std::string_view unescaped) noexcept;
@@ -38,7 +41,8 @@ class TokenCounter {
   // bytes added in between (the pagination planner prices every item this way in one pass).
   double fractional_tokens() const noexcept;
   std::size_t bytes() const noexcept;
-  // Characters as UTF-16 code units (budget/answer_size.hpp), exact for valid UTF-8.
+  // Characters as UTF-16 code units (budget/answer_size.hpp), exact for valid UTF-8 when the
+  // counter counts them; bytes() otherwise.
   std::size_t chars() const noexcept;
 
  private:
@@ -53,6 +57,7 @@ class TokenCounter {
   std::uint64_t weight_ = 0;  // the estimate so far, in 1/4096 tokens
   std::size_t bytes_ = 0;
   std::size_t chars_ = 0;
+  bool count_chars_ = false;
   std::uint8_t last_byte_ = kStartByte;
 };
 

@@ -70,8 +70,12 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
   const bool rewrite = context.rewrite && !is_error;
-  const AnswerSize size = result_size(result, tokens->total);
   const FitBudget cap = FitBudget::cap_of(budget);
+  // Characters, bytes and lines are counted only when a limit asks for them.
+  const auto size_of = [&cap](const json::object& subject, std::size_t estimate) {
+    return cap.limits_text() ? result_size(subject, estimate) : AnswerSize{.tokens = estimate};
+  };
+  const AnswerSize size = size_of(result, tokens->total);
   if (fits(size, rewrite ? FitBudget::of(budget) : cap) &&
       !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
     return std::nullopt;
@@ -86,7 +90,7 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   }
   json::object& subject = joined ? *joined : result;
   const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
-  const AnswerSize subject_size = joined ? result_size(*joined, joined_tokens->total) : size;
+  const AnswerSize subject_size = joined ? size_of(*joined, joined_tokens->total) : size;
   // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
   // never evicts a result whose cursors are out there.
   RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);

@@ -71,7 +71,7 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens,
   compact_text_.resize(split_.parts.size());
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     compact_tokens_[k] = split_.parts[k].original_tokens;
-    compact_text_[k] = text_cost(split_.parts[k].text);
+    if (measures_text_) compact_text_[k] = text_cost(split_.parts[k].text);
   }
   compute_weights();  // chunks of text that structuredContent repeats are smaller
   if (rewrite) {
@@ -140,9 +140,11 @@ bool RewriteJob::chunk_texts() {
     output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
     if (part.spill) output.meta["file"] = part.spill->path;
     compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
-    compact_text_[k] =
-        text_cost(output.body) +
-        Cost{.tokens = 0, .chars = kChunkMetadataChars + 1, .bytes = kChunkMetadataChars + 1};
+    if (measures_text_) {
+      compact_text_[k] =
+          text_cost(output.body) +
+          Cost{.tokens = 0, .chars = kChunkMetadataChars + 1, .bytes = kChunkMetadataChars + 1};
+    }
   }
   if (any) {
     record_.stages.emplace_back("chunk");
@@ -398,6 +400,7 @@ std::size_t RewriteJob::measure() const {
 
 AnswerSize RewriteJob::answer_size() {
   compose();
+  if (!measures_text_) return AnswerSize{.tokens = measure()};
   budget::TextMeasure text;
   const json::array& content = result_.at("content").as_array();
   const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());

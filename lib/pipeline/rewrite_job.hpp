@@ -59,7 +59,8 @@ class RewriteJob : private FitSubject {
         cache_(cache),
         fetch_tool_(fetch_tool),
         context_(context),
-        result_(result) {}
+        result_(result),
+        measures_text_(FitBudget::cap_of(budget).limits_text()) {}
 
   // `original`: the result's size as it came (its tokens: tokens.total).
   std::optional<RewrittenResult> run(const ResultTokens& tokens, const AnswerSize& original,
@@ -161,6 +162,9 @@ class RewriteJob : private FitSubject {
   const std::string& fetch_tool_;
   const CallContext& context_;
   boost::json::object& result_;
+  // The client limits characters, bytes or lines: answers are measured in them too (otherwise
+  // only in tokens, the one unit then limited).
+  const bool measures_text_;
 
   ResultParts split_;
   std::shared_ptr<CachedResult> entry_;

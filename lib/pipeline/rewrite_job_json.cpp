@@ -25,6 +25,7 @@ bool RewriteJob::fit_json() {
   // One walk prices every part and every array in it (the estimate of the minified form); the
   // first planning round reuses it.
   auto priced = std::make_unique<CutPlanner>(options.page_size, options.min_cut_items, kCursorCost);
+  priced->count_chars(options.budget.chars != 0);
   add_values(*priced);
   compute_weights();
 

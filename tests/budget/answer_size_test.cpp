@@ -79,9 +79,12 @@ TEST_CASE("answer size: property: the estimator's character count is the exact o
   std::mt19937 random(19);
   for (int round = 0; round < 300; ++round) {
     const std::string text = random_text(random, 1 + round * 3);
-    ctxguard::budget::TokenCounter counter;
+    ctxguard::budget::TokenCounter counter(true);
     counter.add(text);
     REQUIRE(counter.chars() == utf16_length(text));
+    ctxguard::budget::TokenCounter estimate_only;
+    estimate_only.add(text);
+    REQUIRE(estimate_only.tokens() == counter.tokens());
     REQUIRE(counter.bytes() == text.size());
     // A prefix within random limits is within them, and one character more is not.
     const FitBudget limits{.tokens = 0,

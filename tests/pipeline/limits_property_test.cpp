@@ -1,7 +1,7 @@
 // Property: with random client limits in every unit (tokens, characters, bytes, lines), every
 // answer of any generated result is within every limit set — first answers within the hard cap,
 // every ctxguard_fetch page, chunk and piece within the budget — and following the cursors still
-// rebuilds the server's value exactly (docs/protocol.md section 2.1).
+// rebuilds the server's value exactly (docs/protocol.md section 1.1).
 #include <random>
 
 #include "pipeline_fixture.hpp"

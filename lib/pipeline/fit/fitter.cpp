@@ -63,6 +63,7 @@ class Fitter {
       // Tighter again, until it fits or nothing is left to tighten.
       while (level == FitLevel::kTighten && outcome == Outcome::kOver &&
              tighten(result_.plan.view)) {
+        ++view_version_;
         outcome = plan_rounds(level);
       }
       if (outcome == Outcome::kFitted || outcome == Outcome::kStopped) break;
@@ -86,17 +87,34 @@ class Fitter {
       case FitLevel::kFewer:
       case FitLevel::kShrink:
         return true;
-      case FitLevel::kSummarize:
+      case FitLevel::kSummarize: {
         if (!options_.summarize) return false;
+        const bool reached = limits_reach_values();
         view.max_string_chars = options_.max_string_chars;
         view.max_depth = options_.max_depth;
+        // Limits no value reaches would price and plan the values as the level before did:
+        // nothing to add (the view keeps them, for the levels after).
+        if (!reached) return false;
+        ++view_version_;
         return view.summarizes();
+      }
       case FitLevel::kProject:
+        ++view_version_;
         return options_.summarize && options_.project && project();
       case FitLevel::kTighten:
+        ++view_version_;
         return options_.summarize && tighten(view);
     }
     return false;
+  }
+
+  // Whether the summary limits cut a string or collapse a value that the values as last priced
+  // hold (unknown: yes). Tables are priced apart from the walk's strings: always yes with them.
+  bool limits_reach_values() const {
+    if (!pristine_ || result_.plan.view.tables) return true;
+    return (options_.max_string_chars != 0 &&
+            pristine_->longest_string() > options_.max_string_chars) ||
+           (options_.max_depth != 0 && pristine_->deepest_container() > options_.max_depth);
   }
 
   // Chooses the projections (into the view) that should save what the cuts so far could not.
@@ -111,15 +129,25 @@ class Fitter {
     return !plan.projections.empty();
   }
 
+  // A planner holding the values as the view shows them, before any cut. Walking the values
+  // costs as much as estimating them all; a round or a level that shows them as the last one
+  // did starts from a copy of that walk instead.
   std::unique_ptr<CutPlanner> planner() {
-    // The priced planner saw whole values: it serves only a view that shows them whole.
-    if (priced_ && !result_.plan.view.summarizes()) return std::move(priced_);
-    priced_.reset();
-    auto planner =
-        std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items, kCursorCost);
-    planner->set_view(result_.plan.view);
-    subject_.add_values(*planner);
-    return planner;
+    if (!pristine_ || pristine_version_ != view_version_) {
+      // The priced planner saw whole values: it serves only a view that shows them whole.
+      if (priced_ && !result_.plan.view.summarizes()) {
+        pristine_ = std::move(priced_);
+      } else {
+        pristine_ =
+            std::make_unique<CutPlanner>(options_.page_size, options_.min_cut_items, kCursorCost);
+        pristine_->set_view(result_.plan.view);
+        pristine_->count_chars(options_.budget.chars != 0);
+        subject_.add_values(*pristine_);
+      }
+      priced_.reset();
+      pristine_version_ = view_version_;
+    }
+    return std::make_unique<CutPlanner>(*pristine_);
   }
 
   Outcome plan_rounds(FitLevel level) {
@@ -171,6 +199,9 @@ class Fitter {
   }
 
   FitResult result_;
+  std::unique_ptr<CutPlanner> pristine_;  // the values priced, uncut
+  int view_version_ = 0;                  // bumped whenever the view may have changed
+  int pristine_version_ = -1;             // the view pristine_ priced
   CutMap last_map_;  // the last plan's cuts, rendered or not (projection reads them)
   Cost last_excess_;
   Cost last_cost_;  // the answer's cost before that plan's cuts

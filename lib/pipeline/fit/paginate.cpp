@@ -62,6 +62,9 @@ std::string CutPlanner::path_of(const std::vector<Segment>& segments) {
 void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, const Place& place) {
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
+  if (array != nullptr || object != nullptr) {
+    deepest_container_ = std::max(deepest_container_, place.depth);
+  }
   if ((array != nullptr || object != nullptr) && view_->max_depth != 0 &&
       place.depth > view_->max_depth) {
     counter_.add_json_string(collapsed_value(value, path_of(path)));
@@ -71,10 +74,13 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
     walk_array(*array, path, place);
   } else if (object != nullptr) {
     walk_object(*object, path, place);
-  } else if (const json::string* string = value.if_string();
-             string != nullptr && view_->max_string_chars != 0 &&
-             string->size() > view_->max_string_chars) {
-    if (auto cut = cut_string(*string, view_->max_string_chars, path_of(path))) {
+  } else if (const json::string* string = value.if_string()) {
+    longest_string_ = std::max(longest_string_, string->size());
+    std::optional<std::string> cut;
+    if (view_->max_string_chars != 0 && string->size() > view_->max_string_chars) {
+      cut = cut_string(*string, view_->max_string_chars, path_of(path));
+    }
+    if (cut) {
       counter_.add_json_string(*cut);
     } else {
       counter_.add_json(value);
@@ -193,7 +199,7 @@ void CutPlanner::count_table_row(const json::object& item) {
 Cost CutPlanner::add_tree(const json::value& root, std::size_t part, const std::string& path) {
   base_path_ = path;
   std::vector<Segment> segments;
-  counter_ = budget::TokenCounter{};
+  counter_ = budget::TokenCounter{count_chars_};
   walk(root, segments, Place{.part = part});
   return counted();
 }
@@ -221,7 +227,7 @@ Cost CutPlanner::add_page(const json::array& array, std::size_t part, const std:
   const int self = static_cast<int>(candidates_.size() - 1);
   base_path_ = path;
   std::vector<Segment> segments(1);
-  counter_ = budget::TokenCounter{};
+  counter_ = budget::TokenCounter{count_chars_};
   // As write_page_items writes the page: a table, or the items one by one.
   const bool table =
       indices == nullptr && shows_as_table(array, {begin, count}, *view_, 0, nullptr);

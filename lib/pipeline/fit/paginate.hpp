@@ -69,6 +69,9 @@ class CutPlanner {
   // Prices values as `view` shows them (strings cut, deep values collapsed, records projected);
   // set before adding trees. `view` must outlive the planner.
   void set_view(const ValueView& view) { view_ = &view; }
+  // Prices characters exactly (a client limits them); otherwise Cost::chars is the bytes.
+  // Set before adding trees.
+  void count_chars(bool count) { count_chars_ = count; }
 
   // Registers the cuttable arrays of `root`, the value of cached part `part` at `path`. Returns
   // its cost: the token estimate, characters and bytes of its minified form.
@@ -94,6 +97,11 @@ class CutPlanner {
   bool shrink_shown(Cost excess, std::size_t min_keep = 1);
   // What the last cut could not remove (nothing over when it reached its target).
   const Cost& excess_left() const { return excess_left_; }
+
+  // What the walks met: the longest string value (in bytes) and the deepest array or object
+  // (the value added is depth 0). A view whose limits neither reaches prices the values the same.
+  std::size_t longest_string() const { return longest_string_; }
+  std::size_t deepest_container() const { return deepest_container_; }
 
   // Arrays shown shortened, largest first; a page (if any) comes first.
   std::vector<ArrayCut> visible_cuts() const;
@@ -162,6 +170,9 @@ class CutPlanner {
   std::vector<Candidate> candidates_;
   const ValueView* view_ = &kWholeView;
   Cost excess_left_;  // what the last cut left over
+  bool count_chars_ = false;
+  std::size_t longest_string_ = 0;
+  std::size_t deepest_container_ = 0;
 };
 
 // Writes `value` minified, showing only the ranges `cuts` gives for the arrays it names.

@@ -35,6 +35,7 @@ std::string written(const json::value& value, const CutPlanner& planner) {
 TEST_CASE("paginate: a tree costs what its minified JSON is estimated at") {
   const json::value value = json::object{{"rows", records(120)}, {"total", 120}};
   CutPlanner planner(50, 10);
+  planner.count_chars(true);
   const Cost cost = planner.add_tree(value, 0, "");
   const std::string text = ctxguard::to_json(value);
   const auto estimate = static_cast<double>(ctxguard::budget::estimate_tokens(text));
@@ -48,6 +49,7 @@ TEST_CASE("paginate: characters count UTF-16 code units, bytes UTF-8 bytes, esca
   // é is 2 bytes and 1 unit, 😀 4 bytes and 2 units; the quote and newline are escaped.
   const json::value value = json::object{{"s", "é😀\"\n"}};
   CutPlanner planner(50, 10);
+  planner.count_chars(true);
   const Cost cost = planner.add_tree(value, 0, "");
   const std::string text = ctxguard::to_json(value);  // {"s":"é😀\"\n"}
   REQUIRE(cost.bytes == static_cast<double>(text.size()));
@@ -57,6 +59,7 @@ TEST_CASE("paginate: characters count UTF-16 code units, bytes UTF-8 bytes, esca
 TEST_CASE("paginate: an excess in characters is cut as exactly as one in tokens") {
   const json::value value = json::object{{"rows", records(300)}};
   CutPlanner planner(50, 10);
+  planner.count_chars(true);
   const Cost cost = planner.add_tree(value, 0, "");
   // Tokens are within; only characters are over, by a third of the whole.
   Cost excess = Cost::tokens_only(-1e9);
