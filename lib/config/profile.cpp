@@ -336,9 +336,16 @@ const BudgetSettings& Profile::configured_for_call(std::string_view client,
 }
 
 bool Profile::enforces_any() const {
-  return !global_.configured.observe ||
-         std::any_of(rules_.begin(), rules_.end(),
-                     [](const Resolved& rule) { return !rule.configured.observe; });
+  const auto enforces = [](const Resolved& global, const std::vector<Resolved>& rules) {
+    return !global.configured.observe ||
+           std::any_of(rules.begin(), rules.end(),
+                       [](const Resolved& rule) { return !rule.configured.observe; });
+  };
+  // A client's rule may enforce where the global settings observe.
+  return enforces(global_, rules_) || std::any_of(client_scopes_.begin(), client_scopes_.end(),
+                                                  [&enforces](const ClientScope& scope) {
+                                                    return enforces(scope.global, scope.rules);
+                                                  });
 }
 
 bool Profile::lists_tools_like(const Profile& other, Listing listing) const {

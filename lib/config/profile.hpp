@@ -73,8 +73,8 @@ class Profile {
   // The global settings as configured (no margin applied).
   const BudgetSettings& global() const { return global_.configured; }
 
-  // Whether ctxguard rewrites anything: some tool is in enforce mode. When not, tools/list and
-  // the instructions go out untouched too.
+  // Whether ctxguard rewrites anything: some tool is in enforce mode (for some client). When not,
+  // tools/list and the instructions go out untouched too.
   bool enforces_any() const;
   // Whether tools/list comes out the same under `other` (modes, ctxguard_fetch's limits; with
   // kSizeHints, for a client given each tool's size hint, the hard caps too).

@@ -114,7 +114,7 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
     // Copied: erasing or adding a member moves the object's members, and the name with them.
     std::optional<std::string> name;
     if (const auto given = string_member(*object, "name")) name.emplace(*given);
-    const bool observed = name && profile.observes(*name);
+    const bool observed = name && profile.for_call(client, *name).observe;
     if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
     // An observed tool's answers pass as they came: Claude Code's own limit stays for them.
     if (size_hints && !observed && name) {

@@ -47,7 +47,7 @@ ProfilePtr from_yaml(std::string_view yaml) { return testing::profile_from(yaml)
 
 TEST_CASE("profile: defaults < file < environment < command line, each value with its source") {
   ConfigSources sources;
-  sources.file_path = "ctxguard.yaml";
+  sources.file_path.emplace("ctxguard.yaml");
   sources.file = file_of("tokenBudget: 8000\npageSize: 20\nmaxPageSize: 150\ntables: true\n");
   sources.environment = {value("pageSize", "30"), value("maxPageSize", "120")};
   sources.command_line = {value("maxPageSize", "100")};
@@ -387,4 +387,16 @@ TEST_CASE("profile: client rules are checked like tool rules, and their changes 
   const std::vector<std::string> changes = built(after)->changes_from(*built(before));
   REQUIRE(changes == std::vector<std::string>{
                          "clients: [\"Cline\" maxChars=9000] -> [\"Cline\" maxChars=12000]"});
+}
+
+TEST_CASE("profile: a clients rule may enforce where the global settings observe") {
+  ConfigSources sources;
+  sources.file = file_of("mode: observe\nclients:\n  - match: Cline\n    mode: enforce\n");
+  const ProfilePtr profile = built(sources);
+  CHECK(profile->for_call("some-client", "read").observe);
+  CHECK_FALSE(profile->for_call("Cline", "read").observe);
+  // So ctxguard_fetch and the instructions are offered.
+  CHECK(profile->enforces_any());
+  sources.file = file_of("mode: observe\n");
+  CHECK_FALSE(built(sources)->enforces_any());
 }
