@@ -107,6 +107,11 @@ const std::array kSettings{
                 [](BudgetSettings& b, std::uint64_t ms) {
                   b.cursor_ttl = std::chrono::seconds((ms + 999) / 1000);
                 }},
+    SettingSpec{"toolListBudget", "tool-list-budget", "CTXGUARD_TOOL_LIST_BUDGET", Kind::kCount,
+                Scope::kProcess, 0, kTokensMax,
+                "estimated tokens of tools/list and the instructions above which a warning is "
+                "logged: they take that much of every conversation (0: never warn)",
+                CTXGUARD_NUMBER(tool_list_budget)},
     SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", Kind::kBytes, Scope::kProcess,
                 kMiB, 64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
                 CTXGUARD_NUMBER(cache_bytes)},

@@ -69,6 +69,9 @@ struct BudgetSettings {
   std::size_t min_cut_items = 10;   // arrays this short are never cut
   std::chrono::seconds cursor_ttl{600};
   std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
+  // Estimated tokens of tools/list (all pages) and the instructions above which ctxguard warns:
+  // they sit in every conversation before any call (docs/configuration.md). 0: never warn.
+  std::size_t tool_list_budget = 10000;
   // Percent added to every estimate (a safety margin): answers are planned against
   // token_budget * 100 / (100 + margin), see planning_budget().
   std::size_t estimator_margin_percent = 0;

@@ -380,7 +380,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
                                add_event(CallKind::kTask, tool, answer));
   }
   if (route.method == session::kTasksGet) return rewrite_task_state(*result, answer);
-  if (route.method == session::kToolsList) return rewrite_tool_list(*result, profile);
+  if (route.method == session::kToolsList) return rewrite_tool_list(*result, answer);
   if (route.method == session::kResourcesRead) {
     // Both arms views: a std::string temporary here would leave `tool` dangling.
     const std::string_view name =
@@ -399,27 +399,9 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
-    return profile.enforces_any() && mcp::add_instructions(*result, fetch_.name());
+    return rewrite_instructions(*result, profile);
   }
   return false;
-}
-
-bool Interceptor::rewrite_tool_list(json::object& result, const config::Profile& profile) {
-  // The client is the one stdio peer: the latest name it gave is the one that asked.
-  const mcp::ToolListEdit edit = tool_list_.edit(result, profile, protocol_.client_name());
-  if (edit.fetch_tool_added) {
-    if (edit.name_collision) {
-      spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
-                   mcp::kFetchToolName, edit.fetch_tool_name);
-    }
-    pipeline_.set_fetch_tool_name(edit.fetch_tool_name);
-    fetch_.set_name(edit.fetch_tool_name);
-  }
-  if (edit.output_schemas_removed > 0) {
-    spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
-                  edit.output_schemas_removed);
-  }
-  return edit.changed;
 }
 
 bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,

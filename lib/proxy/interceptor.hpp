@@ -39,6 +39,7 @@
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
+#include "pipeline/tool_list_size.hpp"
 #include "session/session_router.hpp"
 #include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
@@ -136,7 +137,11 @@ class Interceptor {
   bool rewrite_tool_result(boost::json::value& slot, std::string_view tool, const Answer& answer,
                            telemetry::CallEvent& event);
   // tools/list: outputSchema removed, ctxguard_fetch appended on the last page.
-  bool rewrite_tool_list(boost::json::object& result, const config::Profile& profile);
+  // interceptor_tools.cpp: tools/list edited and measured, page by page; a record per listing.
+  bool rewrite_tool_list(boost::json::object& result, const Answer& answer);
+  void record_tool_list(const Answer& answer);
+  // The instructions of initialize / server/discover: ctxguard's paragraph, and their size.
+  bool rewrite_instructions(boost::json::object& result, const config::Profile& profile);
   bool rewrite_task_state(boost::json::object& state, const Answer& answer);
   void remember_task(std::string_view task_id, std::string_view tool);
   // The tool a task runs, or "task:<id>" when its call was not seen.
@@ -163,6 +168,13 @@ class Interceptor {
   std::vector<telemetry::CallEvent> events_;  // of the line being handled
   CallSink call_sink_;
   telemetry::AnswerSampler* sampler_ = nullptr;
+  // The tools/list being paged through: as the server sent it and as the client gets it.
+  struct Listing {
+    pipeline::ToolListSize served;
+    pipeline::ToolListSize sent;
+  };
+  Listing listing_;
+  std::optional<std::size_t> instructions_tokens_;  // as the client got them, once known
   std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 

@@ -21,7 +21,7 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-constexpr std::string_view kKindNames[] = {"call", "task", "resource", "fetch"};
+constexpr std::string_view kKindNames[] = {"call", "task", "resource", "fetch", "tools_list"};
 constexpr std::string_view kOutcomeNames[] = {"passthrough", "compacted",  "summarized",
                                               "paginated",   "chunked",    "error",
                                               "fetched",     "fetch-error"};
@@ -178,6 +178,17 @@ std::string to_json_line(const CallEvent& event) {
     fmt::format_to(out, ",\"server_ms\":{:.3f}", milliseconds(*event.server_latency));
   }
   if (!event.error.empty()) text("error", event.error);
+  if (event.kind == CallKind::kToolsList) {
+    line += ",\"largest_tools\":[";
+    for (std::size_t i = 0; i < event.largest_tools.size(); ++i) {
+      if (i > 0) line += ',';
+      line += "{\"name\":";
+      write_json_string(line, event.largest_tools[i].name);
+      fmt::format_to(out, ",\"tokens\":{}}}", event.largest_tools[i].tokens);
+    }
+    line += ']';
+  }
+  if (event.instructions_tokens) number("instructions_tokens", *event.instructions_tokens);
   line += '}';
   return line;
 }
@@ -230,6 +241,27 @@ Result<CallEvent> parse_call_event(std::string_view line) {
       {"items_shown", &event.items_shown}};
   for (const auto& [key, target] : counts) {
     if (!read_count(*object, key, *target)) return make_error_code(Error::kInvalidRecord);
+  }
+  if (const json::value* largest = object->if_contains("largest_tools")) {
+    const json::array* list = largest->if_array();
+    if (list == nullptr) return make_error_code(Error::kInvalidRecord);
+    for (const json::value& item : *list) {
+      const json::object* listed = item.if_object();
+      const json::value* name = listed != nullptr ? listed->if_contains("name") : nullptr;
+      CallEvent::ToolTokens entry;
+      if (name == nullptr || !name->is_string() || !read_count(*listed, "tokens", entry.tokens)) {
+        return make_error_code(Error::kInvalidRecord);
+      }
+      entry.name = std::string(name->get_string());
+      event.largest_tools.push_back(std::move(entry));
+    }
+  }
+  if (object->contains("instructions_tokens")) {
+    std::size_t tokens = 0;
+    if (!read_count(*object, "instructions_tokens", tokens)) {
+      return make_error_code(Error::kInvalidRecord);
+    }
+    event.instructions_tokens = tokens;
   }
   if (const json::value* over = object->if_contains("over_budget")) {
     if (!over->is_bool()) return make_error_code(Error::kInvalidRecord);

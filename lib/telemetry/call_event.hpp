@@ -30,10 +30,11 @@
 namespace ctxguard::telemetry {
 
 enum class CallKind {
-  kCall,      // a tools/call answered by the server
-  kTask,      // the tasks/result of a task-augmented tools/call
-  kResource,  // a resources/read (only long texts are touched)
-  kFetch,     // ctxguard_fetch, answered by ctxguard
+  kCall,       // a tools/call answered by the server
+  kTask,       // the tasks/result of a task-augmented tools/call
+  kResource,   // a resources/read (only long texts are touched)
+  kFetch,      // ctxguard_fetch, answered by ctxguard
+  kToolsList,  // a whole tools/list (all its pages): what the tools take before any call
 };
 
 // The one word a record is filed under (its "outcome"); see outcome_of.
@@ -90,6 +91,15 @@ struct CallEvent {
   std::chrono::nanoseconds proxy_latency{0};               // time spent in ctxguard
   std::optional<std::chrono::nanoseconds> server_latency;  // request in -> response out
   std::string error;  // failed fetches: "expired", "forged", "malformed", ... (see fetch_tool)
+  // kToolsList: items_total is the tool count, budget toolListBudget, original_* the server's
+  // listing and final_* the client's; the costliest tools as sent, most first, and the
+  // instructions' tokens (initialize or server/discover, as sent).
+  struct ToolTokens {
+    std::string name;
+    std::size_t tokens = 0;
+  };
+  std::vector<ToolTokens> largest_tools;
+  std::optional<std::size_t> instructions_tokens;
 
   // 100 * (1 - final / original) in tokens; 0 when nothing was saved.
   double reduction_percent() const;

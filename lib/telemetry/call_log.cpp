@@ -14,9 +14,34 @@ double ms(std::chrono::nanoseconds value) {
   return std::chrono::duration<double, std::milli>(value).count();
 }
 
+// `tools/list tools=14 tokens=2904->2991 bytes=11609->11961 largest=write_file:412,...
+// instructions_tokens=240 budget=10000 client="claude-code"`.
+std::string format_tool_list_line(const CallEvent& event) {
+  std::string largest;
+  for (const CallEvent::ToolTokens& tool : event.largest_tools) {
+    if (!largest.empty()) largest += ',';
+    fmt::format_to(std::back_inserter(largest), "{}:{}", tool.name, tool.tokens);
+  }
+  std::string line =
+      fmt::format("tools/list tools={} tokens={}->{} bytes={}->{} largest={}", event.items_total,
+                  event.original_tokens, event.final_tokens, event.original_bytes,
+                  event.final_bytes, largest.empty() ? "-" : largest);
+  if (event.instructions_tokens) {
+    fmt::format_to(std::back_inserter(line), " instructions_tokens={}", *event.instructions_tokens);
+  }
+  fmt::format_to(std::back_inserter(line), " budget={}", event.budget);
+  if (event.over_budget) line += " over";
+  if (!event.client.empty()) {
+    fmt::format_to(std::back_inserter(line), " client={}",
+                   boost::json::serialize(boost::json::string(event.client)));
+  }
+  return line;
+}
+
 }  // namespace
 
 std::string format_call_line(const CallEvent& event) {
+  if (event.kind == CallKind::kToolsList) return format_tool_list_line(event);
   std::string stages;
   for (const std::string& stage : event.stages) {
     if (!stages.empty()) stages += ',';
@@ -48,14 +73,24 @@ std::string format_call_line(const CallEvent& event) {
 }
 
 spdlog::level::level_enum call_log_level(const CallEvent& event) {
+  if (event.kind == CallKind::kToolsList) return spdlog::level::info;  // every listing
   const bool decided = event.outcome != Outcome::kPassthrough && event.outcome != Outcome::kError;
   return decided || event.over_budget ? spdlog::level::info : spdlog::level::debug;
 }
 
 void log_call_event(const CallEvent& event) {
   const auto level = call_log_level(event);
-  if (!spdlog::should_log(level)) return;
-  spdlog::log(level, "{}", format_call_line(event));
+  if (spdlog::should_log(level)) spdlog::log(level, "{}", format_call_line(event));
+  if (event.kind == CallKind::kToolsList && event.over_budget) {
+    const std::size_t instructions = event.instructions_tokens.value_or(0);
+    spdlog::warn(
+        "tools/list takes {} estimated tokens of every conversation ({} tools: {}, instructions: "
+        "{}), over toolListBudget {}; the largest tools: {} (docs/configuration.md, "
+        "toolListBudget)",
+        event.final_tokens + instructions, event.items_total, event.final_tokens, instructions,
+        event.budget,
+        event.largest_tools.empty() ? std::string("-") : event.largest_tools.front().name);
+  }
 }
 
 void log_oversize_alert(const OversizeAlert& alert, const OversizeAlarmOptions& options) {

@@ -39,7 +39,7 @@ po::options_description stats_options() {
      "only these outcomes: passthrough, compacted, summarized, paginated, chunked, error, "
      "fetched, fetch-error")
     ("kind", po::value<std::vector<std::string>>()->value_name("KIND[,KIND...]")->composing(),
-     "only these kinds: call, task, resource, fetch")
+     "only these kinds: call, task, resource, fetch, tools_list")
     ("format", po::value<std::string>()->default_value("table")->value_name("FORMAT"),
      "table (for people), json (one document) or csv (one row per tool and outcome)");
   // clang-format on
@@ -88,7 +88,7 @@ std::variant<std::vector<T>, config::UsageError> parse_names(const std::vector<s
 }
 
 constexpr CallKind kAllKinds[] = {CallKind::kCall, CallKind::kTask, CallKind::kResource,
-                                  CallKind::kFetch};
+                                  CallKind::kFetch, CallKind::kToolsList};
 
 std::optional<config::UsageError> read_bound(const po::variables_map& vm, const char* option,
                                              TimePoint now, std::optional<TimePoint>& out) {

@@ -169,6 +169,30 @@ std::string csv_ms(const std::optional<double>& value) {
 
 }  // namespace
 
+namespace {
+
+// The tool-list section of the JSON report: the number of listings, the latest and the largest.
+json::object tool_lists_json(const ToolListStats& lists) {
+  const auto listing = [](const std::optional<CallEvent>& event) -> json::value {
+    if (!event) return nullptr;
+    json::array largest;
+    for (const CallEvent::ToolTokens& tool : event->largest_tools) {
+      largest.push_back(json::object{{"name", tool.name}, {"tokens", tool.tokens}});
+    }
+    return json::object{{"time", format_time(event->time)},
+                        {"tools", event->items_total},
+                        {"tokens", event->final_tokens},
+                        {"server_tokens", event->original_tokens},
+                        {"instructions_tokens", event->instructions_tokens.value_or(0)},
+                        {"largest_tools", std::move(largest)}};
+  };
+  return json::object{{"listings", lists.listings},
+                      {"latest", listing(lists.latest)},
+                      {"largest", listing(lists.largest)}};
+}
+
+}  // namespace
+
 std::string format_json(const StatsReport& report) {
   json::object records{{"read", report.records_read},
                        {"matched", report.records_matched},
@@ -230,6 +254,7 @@ std::string format_json(const StatsReport& report) {
       {"limits", std::move(limits)},
       {"outcomes", std::move(outcomes)},
       {"groups", std::move(groups)},
+      {"tool_lists", tool_lists_json(report.tool_lists)},
   };
   return to_json(document) + "\n";
 }
@@ -318,6 +343,22 @@ std::string format_table(const StatsReport& report) {
   }
   out += "\nBy outcome\n" + outcomes.render("  ");
 
+  if (report.tool_lists.listings > 0) {
+    out += fmt::format("\nTool lists ({} listings; what the tools take in every conversation)\n",
+                       report.tool_lists.listings);
+    const auto describe = [](std::string_view label, const CallEvent& listing) {
+      std::string largest;
+      for (const CallEvent::ToolTokens& tool : listing.largest_tools) {
+        largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", tool.name, tool.tokens);
+      }
+      return fmt::format(
+          "  {}: {} tools, {} tokens ({} from the server), instructions {}; largest: {}\n", label,
+          listing.items_total, listing.final_tokens, listing.original_tokens,
+          listing.instructions_tokens.value_or(0), largest.empty() ? "-" : largest);
+    };
+    out += describe("latest", *report.tool_lists.latest);
+    out += describe("largest", *report.tool_lists.largest);
+  }
   if (!report.observed.empty()) {
     TextTable observed({"tool", "calls", "tokens in", "tokens out", "would save", "saved %"});
     for (const ToolObserveStats& tool : report.observed) {

@@ -200,6 +200,14 @@ bool StatsAccumulator::add(const CallEvent& event) {
   if (!first_time_ || event.time < *first_time_) first_time_ = event.time;
   if (!last_time_ || event.time > *last_time_) last_time_ = event.time;
 
+  if (event.kind == CallKind::kToolsList) {
+    ++tool_lists_.listings;
+    if (!tool_lists_.latest || event.time >= tool_lists_.latest->time) tool_lists_.latest = event;
+    if (!tool_lists_.largest || event.final_tokens > tool_lists_.largest->final_tokens) {
+      tool_lists_.largest = event;
+    }
+    return true;
+  }
   if (event.observed) {
     auto found = observed_.find(event.tool);
     if (found == observed_.end()) found = observed_.emplace(event.tool, ObserveStats{}).first;
@@ -288,6 +296,7 @@ StatsReport StatsAccumulator::report() {
                    [](const ToolObserveStats& a, const ToolObserveStats& b) {
                      return a.stats.tokens_saved() > b.stats.tokens_saved();
                    });
+  report.tool_lists = tool_lists_;
   return report;
 }
 

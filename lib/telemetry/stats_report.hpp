@@ -129,6 +129,14 @@ struct SkippedLines {
   std::string first;  // "file.jsonl:17: not a ctxguard call record"; empty when count is 0
 };
 
+// Listings of tools (kind tools_list): what the tools take before any call. Not calls: in none
+// of the totals.
+struct ToolListStats {
+  std::size_t listings = 0;
+  std::optional<CallEvent> latest;   // the latest listing
+  std::optional<CallEvent> largest;  // the listing that took the most tokens (as sent)
+};
+
 struct StatsReport {
   std::size_t records_read = 0;     // call records seen, before the filter
   std::size_t records_matched = 0;  // of those, the ones the filter let through (both modes)
@@ -143,6 +151,7 @@ struct StatsReport {
   std::vector<OutcomeStats> outcomes;      // in kAllOutcomes order; only outcomes seen
   std::vector<ToolOutcomeStats> groups;    // by tool name, then outcome
   std::vector<ToolObserveStats> observed;  // observe mode per tool, by tokens saved
+  ToolListStats tool_lists;
 };
 
 class StatsAccumulator {
@@ -181,6 +190,7 @@ class StatsAccumulator {
   std::map<std::string, ToolBuckets, std::less<>> tools_;
   std::map<std::string, Bucket, std::less<>> clients_;  // enforce mode, summed over outcomes
   std::map<std::string, Bucket, std::less<>> limits_;   // the same, of records with a limit
+  ToolListStats tool_lists_;
   std::map<std::string, ObserveStats, std::less<>> observed_;
 };
 

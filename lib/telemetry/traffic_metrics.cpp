@@ -43,6 +43,13 @@ std::string_view TrafficMetrics::label_of(Labels& known, std::string_view name, 
 }
 
 void TrafficMetrics::add(const CallEvent& event) {
+  if (event.kind == CallKind::kToolsList) {  // not a call: the latest listing, as gauges
+    tool_list_ = ToolListGauges{.listings = tool_list_.listings + 1,
+                                .tools = event.items_total,
+                                .tokens = event.final_tokens,
+                                .instructions_tokens = event.instructions_tokens.value_or(0)};
+    return;
+  }
   const std::string_view client = event.client.empty() ? kUnknownClient : event.client;
   ++by_client_[{label_of(clients_, client, kMaxClients), event.outcome}];
   // Looked up by view: a call of a known tool allocates nothing.
@@ -156,6 +163,19 @@ void TrafficMetrics::write(PrometheusText& out) const {
   for (const auto& [key, calls] : by_client_) {
     out.sample("ctxguard_client_calls_total",
                {{"client", key.first}, {"outcome", to_string(key.second)}}, calls);
+  }
+  if (tool_list_.listings > 0) {
+    out.family("ctxguard_tool_list_tools", MetricType::kGauge,
+               "Tools in the latest tools/list the client got (all pages, ctxguard's included).");
+    out.sample("ctxguard_tool_list_tools", {}, tool_list_.tools);
+    out.family("ctxguard_tool_list_tokens", MetricType::kGauge,
+               "Estimated tokens of the latest tools/list the client got: what the tools take in "
+               "every conversation.");
+    out.sample("ctxguard_tool_list_tokens", {}, tool_list_.tokens);
+    out.family(
+        "ctxguard_instructions_tokens", MetricType::kGauge,
+        "Estimated tokens of the instructions the client got (initialize, server/discover).");
+    out.sample("ctxguard_instructions_tokens", {}, tool_list_.instructions_tokens);
   }
   out.family("ctxguard_cursor_errors_total", MetricType::kCounter,
              "ctxguard_fetch calls refused for their cursor, by reason.");

@@ -108,6 +108,14 @@ class TrafficMetrics {
   Histogram original_tokens_;
   Histogram answer_tokens_;
   TrafficSummary summary_;
+  // The latest tools/list (CallKind::kToolsList).
+  struct ToolListGauges {
+    std::uint64_t listings = 0;
+    std::size_t tools = 0;
+    std::size_t tokens = 0;
+    std::size_t instructions_tokens = 0;
+  };
+  ToolListGauges tool_list_;
 };
 
 }  // namespace ctxguard::telemetry

@@ -8,6 +8,7 @@
 
 using namespace ctxguard::testing;
 using ctxguard::config::testing::profile_from;
+using ctxguard::telemetry::CallEvent;
 using ctxguard::telemetry::CallKind;
 using ctxguard::telemetry::Outcome;
 
@@ -65,11 +66,44 @@ TEST_CASE("interceptor events: a JSON-RPC error to a tool call is recorded as an
 
 TEST_CASE("interceptor events: other traffic records nothing") {
   Session session;
-  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
-  session.from_server(response(1, json::object{{"tools", json::array{}}}));
   session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}});
   session.from_server(response(2, json::object{}));
   CHECK(session.events.empty());
+}
+
+TEST_CASE("interceptor events: a tools/list is one record, all its pages, in both directions") {
+  Session session;
+  const auto tool = [](const std::string& name, std::size_t words) {
+    std::string description;
+    for (std::size_t i = 0; i < words; ++i) description += "word ";
+    return json::object{{"name", name},
+                        {"description", description},
+                        {"inputSchema", json::object{{"type", "object"}}},
+                        {"outputSchema", json::object{{"type", "object"}}}};
+  };
+  session.from_client(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/list"}});
+  session.from_server(
+      response(1, json::object{{"tools", json::array{tool("small", 3), tool("big", 2000)}},
+                               {"nextCursor", "p2"}}));
+  CHECK(session.events.empty());  // the listing goes on
+  session.from_client(json::object{{"jsonrpc", "2.0"},
+                                   {"id", 2},
+                                   {"method", "tools/list"},
+                                   {"params", json::object{{"cursor", "p2"}}}});
+  session.from_server(response(2, json::object{{"tools", json::array{tool("medium", 50)}}}));
+  REQUIRE(session.events.size() == 1);
+  const CallEvent& listing = session.events.front();
+  CHECK(listing.kind == CallKind::kToolsList);
+  CHECK(listing.tool == "tools/list");
+  CHECK(listing.items_total == 4);  // the server's three and ctxguard_fetch
+  // outputSchema is removed, ctxguard_fetch added: both sides are measured.
+  CHECK(listing.original_tokens > 0);
+  CHECK(listing.final_tokens != listing.original_tokens);
+  REQUIRE(listing.largest_tools.size() == 4);
+  CHECK(listing.largest_tools.front().name == "big");
+  CHECK(listing.largest_tools.at(1).name == "ctxguard_fetch");  // ctxguard's own tool costs too
+  CHECK(listing.budget == 10000);
+  CHECK_FALSE(listing.over_budget);
 }
 
 TEST_CASE("interceptor events: fetches are recorded, failures with their reason") {

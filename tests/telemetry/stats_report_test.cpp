@@ -462,7 +462,7 @@ TEST_CASE("stats: usage errors name the problem and exit 2") {
              Catch::Contains("--outcome: unknown name 'shrunk' (valid: passthrough, compacted, "
                              "summarized, paginated, chunked, error, fetched, fetch-error)"));
   CHECK_THAT(run({"--kind", "tool", "-"}).err,
-             Catch::Contains("(valid: call, task, resource, fetch)"));
+             Catch::Contains("(valid: call, task, resource, fetch, tools_list)"));
   CHECK_THAT(run({"--since", "yesterday", "-"}).err, Catch::Contains("--since 'yesterday'"));
   CHECK_THAT(run({"--since", "1h", "--until", "2h", "-"}).err,
              Catch::Contains("--since must be before --until"));
