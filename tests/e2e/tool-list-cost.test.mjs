@@ -6,7 +6,8 @@
 //     ctxguard_tool_list_tokens and ctxguard_tool_list_tools, and a section in `ctxguard stats`;
 //   - the record's tool count is the client's (the server's tools and ctxguard_fetch);
 //   - a warning when tools and instructions exceed toolListBudget.
-// The figures (tokens direct and through ctxguard) are printed for the issue's note.
+// The same for lib/many-tools-server.mjs, 120 tools listed in pages of 50: one record for the
+// whole listing. The figures (tokens direct and through ctxguard) are printed for the note.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,6 +94,32 @@ describe('the cost of tools/list', { skip: SKIP }, () => {
         + `(full), instructions ${listing.instructions_tokens}`);
     });
   }
+
+  test('120 tools in pages of 50: one record for the whole listing, and the warning', T, async () => {
+    const file = path.join(dir, 'many.jsonl');
+    const server = { command: process.execPath, args: [path.join(import.meta.dirname, 'lib', 'many-tools-server.mjs'), '--page-size', '50'] };
+    const session = await connectProxied(server, ['--telemetry-file', file]);
+    let cursor;
+    let pages = 0;
+    let listed = 0;
+    do {
+      const page = await session.client.listTools(cursor ? { cursor } : undefined);
+      listed += page.tools.length;
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.equal(listed, 121);  // ctxguard_fetch on the last page
+    await waitFor(() => /tools\/list takes \d+ estimated tokens/.test(session.stderrText()), 5000, 'the warning');
+    await waitFor(() => fs.existsSync(file) && records(file).length === 1, 5000, 'one record');
+    await session.close();
+    const [listing] = records(file);
+    assert.equal(listing.kind, 'tools_list');
+    assert.equal(listing.items_total, 121);
+    assert.equal(listing.over_budget, true);
+    console.log(`# many-tools-server: 121 tools (ctxguard_fetch included), tools/list ${listing.original_tokens} `
+      + `tokens direct, ${listing.final_tokens} through ctxguard (full)`);
+  });
 
   test('over toolListBudget: a warning naming the largest tool', T, async () => {
     const session = await connectProxied(serverCommand('filesystem', root), ['--tool-list-budget', '1000']);
