@@ -92,7 +92,8 @@ describe('client-specific tool lists', { skip: SKIP }, () => {
     const written = fs.readFileSync(records, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     fs.rmSync(records);
     assert.deepEqual(written.map((r) => [r.tool, r.client]),
-      [['list_directory', 'claude-code'], ['ctxguard_fetch:list_directory', 'claude-code']]);
+      [['tools/list', 'claude-code'], ['list_directory', 'claude-code'],
+        ['ctxguard_fetch:list_directory', 'claude-code']]);
   });
 
   test('other clients get the tool list as before', T, async () => {

@@ -158,7 +158,12 @@ function promtoolCheck(text) {
 }
 
 /** The records of a telemetry file. */
+/** The call records of a telemetry file (a tools/list's record, kind tools_list, is not a call). */
 function readRecords(file) {
+  return readAllRecords(file).filter((r) => r.kind !== 'tools_list');
+}
+
+function readAllRecords(file) {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
 }
 
@@ -345,7 +350,10 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     const { code, stderr, json } = await stats([tfile, '--format', 'json']);
     assert.equal(code, 0, stderr);
     assert.equal(stderr, '', 'no skipped lines');
-    assert.deepEqual(json.records, { read: 7, matched: 7, skipped_lines: 0, first_skipped: null });
+    // 7 call records and the tools/list's (reported apart, in no total).
+    assert.deepEqual(json.records, { read: 8, matched: 8, skipped_lines: 0, first_skipped: null });
+    assert.equal(json.tool_lists.listings, 1);
+    assert.equal(json.total.calls, 7);
     const sum = (rs, k) => rs.reduce((a, r) => a + r[k], 0);
     assert.equal(json.total.calls, 7);
     assert.equal(json.total.server_calls, 5);
@@ -362,7 +370,8 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     assert.equal(json.total.proxy_ms.samples, 7);
     assert.equal(json.total.server_ms.samples, 5);
     assert.equal(json.total.proxy_ms.max, Math.max(...records.map((r) => r.proxy_ms)));
-    assert.equal(json.span.first, records[0].time);
+    // The span covers every record, the tools/list's too (it comes first).
+    assert.equal(json.span.first, readAllRecords(tfile)[0].time);
     assert.equal(json.span.last, records.at(-1).time);
 
     const expected = {};
@@ -388,7 +397,7 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     const paged = records.find((r) => r.outcome === 'paginated');
     const p = await stats([tfile, '--format', 'json', '--outcome', 'paginated']);
     assert.equal(p.code, 0, p.stderr);
-    assert.deepEqual([p.json.records.read, p.json.records.matched], [7, 1]);
+    assert.deepEqual([p.json.records.read, p.json.records.matched], [8, 1]);
     assert.deepEqual([p.json.total.calls, p.json.total.tokens_in, p.json.total.tokens_out, p.json.total.over_budget],
       [1, paged.original_tokens, paged.final_tokens, 1]);
     assert.deepEqual(p.json.outcomes.map((o) => o.outcome), ['paginated']);
@@ -415,7 +424,8 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     const table = await stats([tfile]);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^ctxguard stats\n/);
-    assert.match(table.stdout, /records +7 read, 7 matched/);
+    assert.match(table.stdout, /records +8 read, 8 matched/);
+    assert.match(table.stdout, /Tool lists \(1 listings/);
     assert.match(table.stdout, /\n {2}calls +7\n/);
     assert.match(table.stdout, /fetches +2 \(1 failed: forged 1\)/);
     for (const word of ['directory_tree', 'read_text_file', 'paginated', 'chunked', 'By tool', 'By outcome']) {
@@ -438,7 +448,7 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     assert.equal(fromStdin.code, 0, fromStdin.stderr);
     assert.match(fromStdin.stderr, /skipped 2 lines that are not call records \(first: <stdin>:3: /);
     const again = JSON.parse(fromStdin.stdout);
-    assert.deepEqual([again.records.read, again.records.skipped_lines, again.total.calls], [7, 2, 7]);
+    assert.deepEqual([again.records.read, again.records.skipped_lines, again.total.calls], [8, 2, 7]);
     assert.equal(again.total.tokens_in, records.reduce((a, r) => a + r.original_tokens, 0));
 
     const missing = await stats([path.join(tmp, 'no-such-file.jsonl')]);
@@ -826,12 +836,13 @@ describe('a telemetry file that cannot be written, or keep up', { skip: SKIP, ti
     const base = await metricsBase(full);
     const m = await waitFor(async () => {
       const x = await metrics(base);
-      return sample(x, 'ctxguard_telemetry_records_total', { result: 'failed' }) === 5 && x;
-    }, 5000, '5 failed records in /metrics');
+      // The tools/list's record and the five calls'.
+      return sample(x, 'ctxguard_telemetry_records_total', { result: 'failed' }) === 6 && x;
+    }, 5000, '6 failed records in /metrics');
     assert.equal(sample(m, 'ctxguard_telemetry_records_total', { result: 'written' }), 0);
     assert.equal(sample(m, 'ctxguard_telemetry_records_total', { result: 'dropped' }), 0);
     const h = await health(base);
-    assert.equal(h.body.telemetryFile.failed, 5);
+    assert.equal(h.body.telemetryFile.failed, 6);
     assert.equal(h.body.status, 'ok');
 
     await full.client.close();
