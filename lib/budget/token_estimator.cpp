@@ -220,17 +220,13 @@ struct Tally {
   std::size_t supplementary = 0;
 };
 
-// Counts the continuation bytes and 4-byte leads of an 8-byte block (both have bit 7 set).
+// Counts the continuation bytes and 4-byte leads of an 8-byte block (both have bit 7 set), or
+// of one byte given as a block of its own.
 inline void tally_wide(Tally& tally, std::uint64_t block) noexcept {
   constexpr std::uint64_t kHigh = 0x8080808080808080;
   tally.continuations += static_cast<std::size_t>(std::popcount(block & ~(block << 1) & kHigh));
   tally.supplementary += static_cast<std::size_t>(
       std::popcount(block & (block << 1) & (block << 2) & (block << 3) & kHigh));
-}
-
-inline void tally_wide(Tally& tally, unsigned char byte) noexcept {
-  tally.continuations += (byte & 0xC0) == 0x80 ? 1 : 0;
-  tally.supplementary += byte >= 0xF0 ? 1 : 0;
 }
 
 inline void tally_byte(Tally& tally, unsigned char byte) noexcept {
@@ -277,7 +273,7 @@ inline std::uint64_t sum_pairs(std::string_view text, unsigned& previous, std::s
   for (; p != end; ++p) {
     even += table[(unsigned{*p} << 8) | last];
     if (extra != nullptr) *extra += kEscapeExtraBytes[*p];
-    if (kCountChars && *p >= 0x80) tally_wide(tally, *p);
+    if (kCountChars && *p >= 0x80) tally_wide(tally, std::uint64_t{*p});
     last = *p;
   }
   previous = last;

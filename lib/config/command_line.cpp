@@ -127,21 +127,26 @@ po::options_description all_options() {
   return options;
 }
 
+// The value of `flag`, else of the variable `variable` (a variable set to "" counts as unset).
+std::optional<std::string> flag_or_variable(const po::variables_map& vm,
+                                            const Environment& environment, const char* flag,
+                                            const char* variable) {
+  if (vm.count(flag)) return vm[flag].as<std::string>();
+  if (const char* value = environment(variable); value != nullptr && *value != '\0') {
+    return std::string(value);
+  }
+  return std::nullopt;
+}
+
 std::optional<UsageError> read_telemetry(const po::variables_map& vm,
                                          const Environment& environment,
                                          TelemetrySettings& telemetry) {
-  const auto flag_or_variable = [&](const char* flag,
-                                    const char* variable) -> std::optional<std::string> {
-    if (vm.count(flag)) return vm[flag].as<std::string>();
-    if (const char* value = environment(variable); value != nullptr && *value != '\0') {
-      return std::string(value);
-    }
-    return std::nullopt;
-  };
-  telemetry.file = flag_or_variable("telemetry-file", "CTXGUARD_TELEMETRY_FILE");
+  telemetry.file = flag_or_variable(vm, environment, "telemetry-file", "CTXGUARD_TELEMETRY_FILE");
   if (telemetry.file && telemetry.file->empty()) return UsageError{"--telemetry-file is empty"};
-  telemetry.metrics_listen = flag_or_variable("metrics-listen", "CTXGUARD_METRICS_LISTEN");
-  telemetry.sample_file = flag_or_variable("sample-answers", "CTXGUARD_SAMPLE_ANSWERS");
+  telemetry.metrics_listen =
+      flag_or_variable(vm, environment, "metrics-listen", "CTXGUARD_METRICS_LISTEN");
+  telemetry.sample_file =
+      flag_or_variable(vm, environment, "sample-answers", "CTXGUARD_SAMPLE_ANSWERS");
   if (telemetry.sample_file && telemetry.sample_file->empty()) {
     return UsageError{"--sample-answers is empty"};
   }
@@ -326,13 +331,11 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     *target = std::get<std::chrono::milliseconds>(value);
   }
   settings.max_message_bytes = vm["max-message-bytes"].as<std::size_t>();
-  if (vm.count("client")) {
-    settings.assumed_client = vm["client"].as<std::string>();
-  } else if (const char* client = environment("CTXGUARD_CLIENT"); client != nullptr) {
-    settings.assumed_client = client;
-  }
-  if (settings.assumed_client.size() > 256)
+  settings.assumed_client =
+      flag_or_variable(vm, environment, "client", "CTXGUARD_CLIENT").value_or(std::string());
+  if (settings.assumed_client.size() > 256) {
     return UsageError{"--client is longer than 256 characters"};
+  }
   if (settings.max_message_bytes < 1024) {
     return UsageError{"--max-message-bytes must be at least 1024"};
   }

@@ -5,6 +5,7 @@
 #include <boost/json/array.hpp>
 
 #include "budget/token_estimator.hpp"
+#include "pipeline/json_parts.hpp"
 #include "support/json_writer.hpp"
 #include "telemetry/call_event.hpp"
 
@@ -26,13 +27,11 @@ void AnswerSampler::offer(std::chrono::system_clock::time_point time, std::strin
   std::string text;
   bool any = false;
   for (const json::value& item : *items) {
-    const json::object* object = item.if_object();
-    const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
-    const json::value* value = object != nullptr ? object->if_contains("text") : nullptr;
-    if (type == nullptr || *type != "text" || value == nullptr || !value->is_string()) continue;
+    const json::string* item_text = pipeline::text_of(item);
+    if (item_text == nullptr) continue;
     if (any) text += '\n';
     any = true;
-    text += value->get_string();
+    text += *item_text;
   }
   if (!any) return;
   std::string line = "{\"time\":\"" + format_time(time) + "\",\"tool\":";

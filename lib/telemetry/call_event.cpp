@@ -61,6 +61,30 @@ bool read_ms(const json::object& object, std::string_view key, std::optional<nan
   return true;
 }
 
+// The fields of a tools_list record (absent in the others); false when one is malformed.
+bool read_tool_list_fields(const json::object& object, CallEvent& event) {
+  if (const json::value* largest = object.if_contains("largest_tools")) {
+    const json::array* list = largest->if_array();
+    if (list == nullptr) return false;
+    for (const json::value& item : *list) {
+      const json::object* listed = item.if_object();
+      const json::value* name = listed != nullptr ? listed->if_contains("name") : nullptr;
+      CallEvent::ToolTokens entry;
+      if (name == nullptr || !name->is_string() || !read_count(*listed, "tokens", entry.tokens)) {
+        return false;
+      }
+      entry.name = std::string(name->get_string());
+      event.largest_tools.push_back(std::move(entry));
+    }
+  }
+  if (object.contains("instructions_tokens")) {
+    std::size_t tokens = 0;
+    if (!read_count(object, "instructions_tokens", tokens)) return false;
+    event.instructions_tokens = tokens;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view to_string(CallKind kind) { return kKindNames[static_cast<int>(kind)]; }
@@ -242,27 +266,7 @@ Result<CallEvent> parse_call_event(std::string_view line) {
   for (const auto& [key, target] : counts) {
     if (!read_count(*object, key, *target)) return make_error_code(Error::kInvalidRecord);
   }
-  if (const json::value* largest = object->if_contains("largest_tools")) {
-    const json::array* list = largest->if_array();
-    if (list == nullptr) return make_error_code(Error::kInvalidRecord);
-    for (const json::value& item : *list) {
-      const json::object* listed = item.if_object();
-      const json::value* name = listed != nullptr ? listed->if_contains("name") : nullptr;
-      CallEvent::ToolTokens entry;
-      if (name == nullptr || !name->is_string() || !read_count(*listed, "tokens", entry.tokens)) {
-        return make_error_code(Error::kInvalidRecord);
-      }
-      entry.name = std::string(name->get_string());
-      event.largest_tools.push_back(std::move(entry));
-    }
-  }
-  if (object->contains("instructions_tokens")) {
-    std::size_t tokens = 0;
-    if (!read_count(*object, "instructions_tokens", tokens)) {
-      return make_error_code(Error::kInvalidRecord);
-    }
-    event.instructions_tokens = tokens;
-  }
+  if (!read_tool_list_fields(*object, event)) return make_error_code(Error::kInvalidRecord);
   if (const json::value* over = object->if_contains("over_budget")) {
     if (!over->is_bool()) return make_error_code(Error::kInvalidRecord);
     event.over_budget = over->get_bool();

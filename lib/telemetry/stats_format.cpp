@@ -171,6 +171,27 @@ std::string csv_ms(const std::optional<double>& value) {
 
 namespace {
 
+// The tool-list section of the table: the number of listings, the latest and the largest.
+std::string tool_lists_text(const ToolListStats& lists) {
+  if (lists.listings == 0) return {};
+  std::string out;
+  out += fmt::format("\nTool lists ({} listings; what the tools take in every conversation)\n",
+                     lists.listings);
+  const auto describe = [](std::string_view label, const CallEvent& listing) {
+    std::string largest;
+    for (const CallEvent::ToolTokens& tool : listing.largest_tools) {
+      largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", tool.name, tool.tokens);
+    }
+    return fmt::format(
+        "  {}: {} tools, {} tokens ({} from the server), instructions {}; largest: {}\n", label,
+        listing.items_total, listing.final_tokens, listing.original_tokens,
+        listing.instructions_tokens.value_or(0), largest.empty() ? "-" : largest);
+  };
+  out += describe("latest", *lists.latest);
+  out += describe("largest", *lists.largest);
+  return out;
+}
+
 // The tool-list section of the JSON report: the number of listings, the latest and the largest.
 json::object tool_lists_json(const ToolListStats& lists) {
   const auto listing = [](const std::optional<CallEvent>& event) -> json::value {
@@ -343,22 +364,7 @@ std::string format_table(const StatsReport& report) {
   }
   out += "\nBy outcome\n" + outcomes.render("  ");
 
-  if (report.tool_lists.listings > 0) {
-    out += fmt::format("\nTool lists ({} listings; what the tools take in every conversation)\n",
-                       report.tool_lists.listings);
-    const auto describe = [](std::string_view label, const CallEvent& listing) {
-      std::string largest;
-      for (const CallEvent::ToolTokens& tool : listing.largest_tools) {
-        largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", tool.name, tool.tokens);
-      }
-      return fmt::format(
-          "  {}: {} tools, {} tokens ({} from the server), instructions {}; largest: {}\n", label,
-          listing.items_total, listing.final_tokens, listing.original_tokens,
-          listing.instructions_tokens.value_or(0), largest.empty() ? "-" : largest);
-    };
-    out += describe("latest", *report.tool_lists.latest);
-    out += describe("largest", *report.tool_lists.largest);
-  }
+  out += tool_lists_text(report.tool_lists);
   if (!report.observed.empty()) {
     TextTable observed({"tool", "calls", "tokens in", "tokens out", "would save", "saved %"});
     for (const ToolObserveStats& tool : report.observed) {

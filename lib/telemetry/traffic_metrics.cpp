@@ -110,6 +110,20 @@ void TrafficMetrics::add(const CallEvent& event) {
   }
 }
 
+void TrafficMetrics::write_tool_list_gauges(PrometheusText& out) const {
+  if (tool_list_.listings == 0) return;
+  out.family("ctxguard_tool_list_tools", MetricType::kGauge,
+             "Tools in the latest tools/list the client got (all pages, ctxguard's included).");
+  out.sample("ctxguard_tool_list_tools", {}, tool_list_.tools);
+  out.family("ctxguard_tool_list_tokens", MetricType::kGauge,
+             "Estimated tokens of the latest tools/list the client got: what the tools take in "
+             "every conversation.");
+  out.sample("ctxguard_tool_list_tokens", {}, tool_list_.tokens);
+  out.family("ctxguard_instructions_tokens", MetricType::kGauge,
+             "Estimated tokens of the instructions the client got (initialize, server/discover).");
+  out.sample("ctxguard_instructions_tokens", {}, tool_list_.instructions_tokens);
+}
+
 void TrafficMetrics::write(PrometheusText& out) const {
   out.family("ctxguard_calls_total", MetricType::kCounter,
              "Answered tool calls, chunked resource reads and ctxguard_fetch calls, by tool, "
@@ -164,19 +178,7 @@ void TrafficMetrics::write(PrometheusText& out) const {
     out.sample("ctxguard_client_calls_total",
                {{"client", key.first}, {"outcome", to_string(key.second)}}, calls);
   }
-  if (tool_list_.listings > 0) {
-    out.family("ctxguard_tool_list_tools", MetricType::kGauge,
-               "Tools in the latest tools/list the client got (all pages, ctxguard's included).");
-    out.sample("ctxguard_tool_list_tools", {}, tool_list_.tools);
-    out.family("ctxguard_tool_list_tokens", MetricType::kGauge,
-               "Estimated tokens of the latest tools/list the client got: what the tools take in "
-               "every conversation.");
-    out.sample("ctxguard_tool_list_tokens", {}, tool_list_.tokens);
-    out.family(
-        "ctxguard_instructions_tokens", MetricType::kGauge,
-        "Estimated tokens of the instructions the client got (initialize, server/discover).");
-    out.sample("ctxguard_instructions_tokens", {}, tool_list_.instructions_tokens);
-  }
+  write_tool_list_gauges(out);
   out.family("ctxguard_cursor_errors_total", MetricType::kCounter,
              "ctxguard_fetch calls refused for their cursor, by reason.");
   for (const std::string_view reason : kCursorReasons) {

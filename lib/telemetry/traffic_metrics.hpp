@@ -107,6 +107,9 @@ class TrafficMetrics {
   Histogram server_latency_;
   Histogram original_tokens_;
   Histogram answer_tokens_;
+  // The latest tools/list, as gauges (present once one was seen).
+  void write_tool_list_gauges(PrometheusText& out) const;
+
   TrafficSummary summary_;
   // The latest tools/list (CallKind::kToolsList).
   struct ToolListGauges {

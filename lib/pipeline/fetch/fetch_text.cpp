@@ -27,21 +27,12 @@ struct LineMatches {
   std::size_t resume = 0;  // the first matching line not shown (0: none)
 };
 
-// Whether `counter` (a body of `lines` lines) is within `allowance`.
-bool fits_allowance(const budget::TokenCounter& counter, std::size_t lines,
-                    const FitBudget& allowance) {
-  return counter.tokens() <= allowance.tokens &&
-         (allowance.chars == 0 || counter.chars() <= allowance.chars) &&
-         (allowance.bytes == 0 || counter.bytes() <= allowance.bytes) &&
-         (allowance.lines == 0 || lines <= allowance.lines);
-}
-
 // The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
 // they fit `allowance` (a first match alone over it is shown cut).
 LineMatches match_lines(std::string_view text, const LineIndex& lines, const Query& query,
                         std::size_t from, const FitBudget& allowance) {
   LineMatches matches;
-  budget::TokenCounter counter;
+  budget::TokenCounter counter(allowance.chars != 0);
   for (std::size_t line = 1; line <= lines.lines(); ++line) {
     std::string_view content =
         text.substr(lines.line_begin(line), lines.line_end(line) - lines.line_begin(line));
@@ -55,7 +46,11 @@ LineMatches match_lines(std::string_view text, const LineIndex& lines, const Que
     budget::TokenCounter next = counter;
     next.add(entry);
     // Every entry ends its line: a body of n entries is n + 1 lines as a client counts them.
-    if (fits_allowance(next, matches.shown + 2, allowance)) {
+    const AnswerSize size{.tokens = next.tokens(),
+                          .chars = next.chars(),
+                          .bytes = next.bytes(),
+                          .lines = matches.shown + 2};
+    if (fits(size, allowance)) {
       counter = next;
       matches.body += entry;
       ++matches.shown;
