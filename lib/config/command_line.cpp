@@ -81,7 +81,7 @@ po::options_description setting_options() {
     auto* value = po::value<std::string>();
     if (spec.kind == SettingKind::kSwitch) {
       value->value_name("BOOL")->implicit_value("true");
-    } else if (spec.kind == SettingKind::kMode) {
+    } else if (spec.kind == SettingKind::kChoice) {
       value->value_name("MODE");
     } else if (spec.kind == SettingKind::kBytes) {
       value->value_name("SIZE");

@@ -279,6 +279,7 @@ bool Profile::lists_tools_like(const Profile& other, Listing listing) const {
   }
   if (enforces_any() != other.enforces_any() ||
       global_.configured.observe != other.global_.configured.observe ||
+      global_.configured.tool_list != other.global_.configured.tool_list ||
       global_.configured.page_size != other.global_.configured.page_size ||
       largest_max_page_size() != other.largest_max_page_size()) {
     return false;

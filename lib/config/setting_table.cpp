@@ -32,11 +32,14 @@ constexpr std::uint64_t kLimitMax = 64 * kMiB;
 using Kind = SettingKind;
 using Scope = SettingScope;
 
+constexpr std::array<std::string_view, 2> kModeChoices{"enforce", "observe"};
+constexpr std::array<std::string_view, 3> kToolListChoices{"full", "compact", "lazy"};
+
 const std::array kSettings{
-    SettingSpec{"mode", "mode", "CTXGUARD_MODE", Kind::kMode, Scope::kTool, 0, 1,
+    SettingSpec{"mode", "mode", "CTXGUARD_MODE", Kind::kChoice, Scope::kTool, 0, 1,
                 "enforce: rewrite answers; observe: forward them untouched and log what enforce "
                 "would have done (shadow / A-B)",
-                CTXGUARD_SWITCH(observe)},
+                CTXGUARD_SWITCH(observe), kModeChoices},
     SettingSpec{"tokenBudget", "token-budget", "CTXGUARD_TOKEN_BUDGET", Kind::kCount, Scope::kTool,
                 100, kTokensMax,
                 "estimated tokens above which a tool result is compacted, paginated, summarized",
@@ -112,6 +115,12 @@ const std::array kSettings{
                 "estimated tokens of tools/list and the instructions above which a warning is "
                 "logged: they take that much of every conversation (0: never warn)",
                 CTXGUARD_NUMBER(tool_list_budget)},
+    SettingSpec{"toolList", "tool-list", "CTXGUARD_TOOL_LIST", Kind::kChoice, Scope::kProcess, 0,
+                kToolListChoices.size() - 1,
+                "how tools/list reaches the client: full (as the server sent it), compact (the "
+                "same tools written shorter), lazy (a search and a call tool instead of the "
+                "server's tools)",
+                CTXGUARD_NUMBER(tool_list), kToolListChoices},
     SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", Kind::kBytes, Scope::kProcess,
                 kMiB, 64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
                 CTXGUARD_NUMBER(cache_bytes)},
@@ -168,6 +177,23 @@ std::optional<std::uint64_t> parse_seconds(std::string_view text) {
 }
 
 // YAML 1.1 spellings too (True, FALSE, On): what yaml-cpp itself reads as booleans.
+std::optional<std::uint64_t> parse_choice(std::span<const std::string_view> choices,
+                                          std::string_view text) {
+  const auto found = std::find(choices.begin(), choices.end(), text);
+  if (found == choices.end()) return std::nullopt;
+  return static_cast<std::uint64_t>(found - choices.begin());
+}
+
+// "enforce or observe", "full, compact or lazy".
+std::string choice_list(std::span<const std::string_view> choices) {
+  std::string list;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) list += i + 1 == choices.size() ? " or " : ", ";
+    list += choices[i];
+  }
+  return list;
+}
+
 std::optional<std::uint64_t> parse_switch(std::string_view text) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
@@ -209,8 +235,8 @@ std::string allowed_values(const SettingSpec& spec) {
       return fmt::format("seconds from {} to {}", spec.min, spec.max);
     case SettingKind::kSwitch:
       return "true or false";
-    case SettingKind::kMode:
-      return "enforce or observe";
+    case SettingKind::kChoice:
+      return choice_list(spec.choices);
   }
   return {};
 }
@@ -231,9 +257,8 @@ std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_vi
     case SettingKind::kSwitch:
       value = parse_switch(text);
       break;
-    case SettingKind::kMode:
-      if (text == "enforce") value = 0;
-      if (text == "observe") value = 1;
+    case SettingKind::kChoice:
+      value = parse_choice(spec.choices, text);
       break;
   }
   const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
@@ -266,8 +291,8 @@ std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget
                                : fmt::format("{}s", static_cast<double>(value) / 1000);
     case SettingKind::kSwitch:
       return value != 0 ? "true" : "false";
-    case SettingKind::kMode:
-      return value != 0 ? "observe" : "enforce";
+    case SettingKind::kChoice:
+      return value < spec.choices.size() ? std::string(spec.choices[value]) : std::to_string(value);
   }
   return std::to_string(value);
 }

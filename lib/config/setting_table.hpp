@@ -22,7 +22,7 @@ enum class SettingKind {
   kBytes,    // a whole number of bytes, with an optional K, M or G suffix (binary units)
   kSeconds,  // a number of seconds, fractions allowed, in [min, max]
   kSwitch,   // true or false (also on/off, yes/no, 1/0)
-  kMode,     // enforce or observe (stored as 0/1)
+  kChoice,   // one of the spec's `choices`, stored as its index
 };
 
 // Where a setting may be set, and whether a reload can change it.
@@ -44,6 +44,7 @@ struct SettingSpec {
   // The setting's value in `budget`, as a number (switches 0/1, seconds in milliseconds).
   std::uint64_t (*get)(const BudgetSettings& budget) = nullptr;
   void (*set)(BudgetSettings& budget, std::uint64_t value) = nullptr;
+  std::span<const std::string_view> choices = {};  // kChoice: the names, in stored order
 };
 
 // All settings, in the order --help and the docs list them.

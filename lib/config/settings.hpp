@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,13 @@ struct SummarySettings {
 // enough that budget arithmetic (a cap three times the budget, say) cannot overflow.
 inline constexpr std::size_t kTokensMax = 10'000'000;
 
+// How the server's tools are listed to the client (docs/protocol.md 4.2).
+enum class ToolListMode : std::uint8_t {
+  kFull,     // as the server sent them
+  kCompact,  // the same tools, schemas and descriptions written shorter
+  kLazy,     // ctxguard's search and call tools stand for them
+};
+
 // The smallest client limits that can be set (besides 0, none): an answer needs room for its
 // `_ctxguard` item, about 700 characters on one line, and something beside it.
 inline constexpr std::size_t kMinLimitChars = 2000;
@@ -72,6 +80,8 @@ struct BudgetSettings {
   // Estimated tokens of tools/list (all pages) and the instructions above which ctxguard warns:
   // they sit in every conversation before any call (docs/configuration.md). 0: never warn.
   std::size_t tool_list_budget = 10000;
+  // How tools/list reaches the client (docs/protocol.md 4.2): one choice for the whole server.
+  ToolListMode tool_list = ToolListMode::kFull;
   // Percent added to every estimate (a safety margin): answers are planned against
   // token_budget * 100 / (100 + margin), see planning_budget().
   std::size_t estimator_margin_percent = 0;

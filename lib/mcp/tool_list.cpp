@@ -14,7 +14,7 @@ namespace ctxguard::mcp {
 namespace json = boost::json;
 
 json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                   std::size_t max_page_size) {
+                                   std::size_t max_page_size, FetchToolUse use) {
   json::object limit{{"type", "integer"},
                      {"minimum", 1},
                      {"maximum", max_page_size},
@@ -54,19 +54,73 @@ json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
                           "text."}}}}},
       {"required", json::array{"cursor"}},
       {"additionalProperties", false}};
+  std::string description =
+      "Continues a tool result that ctxguard shortened to fit the context budget, from "
+      "ctxguard's cache (the tool is not run again): the next page or chunk "
+      "({cursor: _ctxguard.nextCursor}), a shortened value in full ({cursor: "
+      "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
+      "or a search ({cursor, query}). `limit` and `fields` narrow pages. If the cursor has "
+      "expired, call the original tool again.";
+  if (use == FetchToolUse::kResultsAndTools) {
+    description +=
+        " A tool description ending in \"…\" is shortened: {tool: NAME} gives that "
+        "tool's full definition.";
+    schema["properties"].as_object()["tool"] =
+        json::object{{"type", "string"},
+                     {"description", "A tool's name: its full definition, instead of a cursor."}};
+    schema.erase("required");
+  }
   return json::object{
       {"name", name},
       {"title", "Fetch more of a shortened result"},
-      {"description",
-       "Continues a tool result that ctxguard shortened to fit the context budget, from "
-       "ctxguard's cache (the tool is not run again): the next page or chunk "
-       "({cursor: _ctxguard.nextCursor}), a shortened value in full ({cursor: "
-       "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
-       "or a search ({cursor, query}). `limit` and `fields` narrow pages. If the cursor has "
-       "expired, call the original tool again."},
+      {"description", std::move(description)},
       {"inputSchema", std::move(schema)},
       {"annotations",
        json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
+}
+
+json::object search_tool_definition(const OwnToolNames& names) {
+  return json::object{
+      {"name", names.search},
+      {"title", "Find this server's tools"},
+      {"description",
+       fmt::format("This server's tools are not listed, to save context: find them here. Give "
+                   "words for what you want to do; returns the matching tools' full definitions "
+                   "(name, description, inputSchema), best first. Without `query`, names every "
+                   "tool with a short description. Run one with {}.",
+                   names.call)},
+      {"inputSchema",
+       json::object{
+           {"type", "object"},
+           {"properties", json::object{{"query", json::object{{"type", "string"},
+                                                              {"description",
+                                                               "Words from the tools' names and "
+                                                               "descriptions, e.g. \"create "
+                                                               "invoice\"."}}}}},
+           {"additionalProperties", false}}},
+      {"annotations",
+       json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
+}
+
+json::object call_tool_definition(const OwnToolNames& names) {
+  return json::object{
+      {"name", names.call},
+      {"title", "Run one of this server's tools"},
+      {"description",
+       fmt::format("Runs one of this server's tools, found with {}: `name` is its name and "
+                   "`arguments` its arguments, as its inputSchema says. The answer is the "
+                   "tool's own.",
+                   names.search)},
+      {"inputSchema",
+       json::object{
+           {"type", "object"},
+           {"properties",
+            json::object{
+                {"name", json::object{{"type", "string"}, {"description", "The tool's name."}}},
+                {"arguments",
+                 json::object{{"type", "object"}, {"description", "The tool's arguments."}}}}},
+           {"required", json::array{"name"}},
+           {"additionalProperties", false}}}};
 }
 
 namespace {
@@ -103,48 +157,94 @@ std::size_t max_result_chars(std::size_t hard_cap) {
 ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& profile,
                                   std::string_view client) {
   ToolListEdit edit;
-  const bool size_hints = lists_size_hints(client);
   json::array* tools = nullptr;
   if (json::value* found = result.if_contains("tools")) tools = found->if_array();
   if (tools == nullptr) return edit;
 
-  for (json::value& tool : *tools) {
+  const json::value* next = result.if_contains("nextCursor");
+  edit.last_page = next == nullptr || next->is_null();
+  const bool first_page = !listing_open_;
+  listing_open_ = !edit.last_page;
+  if (first_page) server_names_.clear();
+  catalog_.add_page(*tools, first_page, edit.last_page);
+  edit_server_tools(*tools, profile, client, edit);
+  if (edit.last_page) append_own_tools(*tools, profile, client, edit);
+  edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added || edit.size_hints > 0 ||
+                 edit.tools_hidden > 0 || edit.compaction.keywords_removed > 0 ||
+                 edit.compaction.definitions_removed > 0 || edit.compaction.shared_removed > 0 ||
+                 edit.compaction.description_shortened;
+  return edit;
+}
+
+void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile& profile,
+                                       std::string_view client, ToolListEdit& edit) {
+  const config::ToolListMode mode = profile.global().tool_list;
+  const bool size_hints = lists_size_hints(client);
+  for (json::value& tool : tools) {
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
     // Copied: erasing or adding a member moves the object's members, and the name with them.
     std::optional<std::string> name;
     if (const auto given = string_member(*object, "name")) name.emplace(*given);
+    if (name == kFetchToolName || name == kSearchToolName || name == kCallToolName) {
+      server_names_.push_back(*name);
+    }
     const bool observed = name && profile.for_call(client, *name).observe;
-    if (!observed && object->erase("outputSchema") != 0) ++edit.output_schemas_removed;
+    if (!observed && erase_member(*object, "outputSchema") != 0) ++edit.output_schemas_removed;
     // An observed tool's answers pass as they came: Claude Code's own limit stays for them.
-    if (size_hints && !observed && name) {
+    if (size_hints && !observed && name && mode != config::ToolListMode::kLazy) {
       set_size_hint(*object, max_result_chars(profile.for_call(client, *name).hard_cap));
       ++edit.size_hints;
     }
-    if (name == kFetchToolName) server_has_fetch_tool_ = true;
+    if (mode == config::ToolListMode::kCompact) {
+      const Compaction compaction = compact_tool(*object, shared_);
+      edit.compaction.keywords_removed += compaction.keywords_removed;
+      edit.compaction.definitions_removed += compaction.definitions_removed;
+      edit.compaction.shared_removed += compaction.shared_removed;
+      edit.compaction.description_shortened =
+          edit.compaction.description_shortened || compaction.description_shortened;
+    }
   }
-  const json::value* next = result.if_contains("nextCursor");
-  edit.last_page = next == nullptr || next->is_null();
-  if (edit.last_page && !profile.enforces_any()) {
-    server_has_fetch_tool_ = false;
-    edit.fetch_tool_name = fetch_tool_name_;
-  } else if (edit.last_page) {
-    edit.name_collision = server_has_fetch_tool_;
-    fetch_tool_name_ = server_has_fetch_tool_
-                           ? profile.global().fetch_tool_prefix + std::string(kFetchToolName)
-                           : std::string(kFetchToolName);
-    edit.fetch_tool_name = fetch_tool_name_;
-    tools->push_back(fetch_tool_definition(fetch_tool_name_, profile.global().page_size,
-                                           profile.largest_max_page_size()));
+  if (mode == config::ToolListMode::kLazy) {
+    edit.tools_hidden = tools.size();
+    tools.clear();
+  }
+}
+
+void ToolListEditor::append_own_tools(json::array& tools, const config::Profile& profile,
+                                      std::string_view client, ToolListEdit& edit) {
+  const config::ToolListMode mode = profile.global().tool_list;
+  const auto own_name = [&](std::string_view name) {
+    const bool taken =
+        std::find(server_names_.begin(), server_names_.end(), name) != server_names_.end();
+    edit.name_collision = edit.name_collision || taken;
+    return taken ? profile.global().fetch_tool_prefix + std::string(name) : std::string(name);
+  };
+  names_ =
+      OwnToolNames{own_name(kFetchToolName), own_name(kSearchToolName), own_name(kCallToolName)};
+  edit.names = names_;
+  lazy_listed_ = mode == config::ToolListMode::kLazy;
+  server_names_.clear();  // the next listing starts afresh
+  const bool size_hints = lists_size_hints(client);
+  const auto add = [&](json::object definition) {
     if (size_hints) {
-      set_size_hint(tools->back().as_object(), max_result_chars(profile.largest_hard_cap()));
+      set_size_hint(definition, max_result_chars(profile.largest_hard_cap()));
       ++edit.size_hints;
     }
-    edit.fetch_tool_added = true;
-    server_has_fetch_tool_ = false;  // the next listing starts afresh
+    tools.emplace_back(std::move(definition));
+  };
+  if (mode == config::ToolListMode::kLazy) {
+    add(search_tool_definition(names_));
+    add(call_tool_definition(names_));
   }
-  edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added || edit.size_hints > 0;
-  return edit;
+  // compact: ctxguard_fetch gives the descriptions in full; lazy: it continues long answers.
+  if (profile.enforces_any() || mode == config::ToolListMode::kCompact) {
+    add(fetch_tool_definition(
+        names_.fetch, profile.global().page_size, profile.largest_max_page_size(),
+        mode == config::ToolListMode::kCompact ? FetchToolUse::kResultsAndTools
+                                               : FetchToolUse::kResults));
+    edit.fetch_tool_added = true;
+  }
 }
 
 }  // namespace ctxguard::mcp

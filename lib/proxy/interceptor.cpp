@@ -145,9 +145,13 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
                   [](const jsonrpc::Envelope& e) { return e.kind == jsonrpc::Kind::kUnknown; })) {
     return drop_non_protocol(line, "JSON, but not a JSON-RPC message");
   }
+  bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kClientToServer) {
     const mcp::Era era = observe_client(message);
     try {
+      CatalogCall catalog_call = answer_catalog_call(message, era, wall_now, started);
+      if (catalog_call.reply) return std::move(*catalog_call.reply);
+      redirected = catalog_call.redirected;
       if (auto reply = answer_fetch(message, era, now, wall_now, started)) {
         return std::move(*reply);
       }
@@ -159,7 +163,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   }
 
   const auto routes = router_.observe(direction, message, now, profile_);
-  bool changed = false;
+  bool changed = redirected;
   for (std::size_t i = 0; i < routes.size(); ++i) {
     const Route& route = routes[i];
     if (route.kind == jsonrpc::Kind::kUnknown) {
@@ -294,42 +298,50 @@ Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view w
   return {Verdict::Action::kDrop, {}};
 }
 
-std::optional<Verdict> Interceptor::answer_fetch(const jsonrpc::Message& message, mcp::Era era,
-                                                 Clock::time_point now,
-                                                 WallClock::time_point wall_now,
-                                                 Clock::time_point started) {
-  // Batches (gone from MCP since 2025-06-18) are not split: a fetch inside one reaches the server.
+std::optional<Interceptor::ToolCallRequest> Interceptor::tool_call_of(jsonrpc::Message& message) {
+  // Batches (gone from MCP since 2025-06-18) are not split: a call inside one reaches the server.
   if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
       message.envelopes.front().method != session::kToolsCall) {
     return std::nullopt;
   }
-  const json::object& request = message.document.as_object();
-  const json::value* params = request.if_contains("params");
-  const json::object* params_object = params != nullptr ? params->if_object() : nullptr;
+  json::value* params = message.document.as_object().if_contains("params");
+  json::object* params_object = params != nullptr ? params->if_object() : nullptr;
   const json::value* name = params_object != nullptr ? params_object->if_contains("name") : nullptr;
-  if (name == nullptr || !name->is_string() || name->get_string() != fetch_.name()) {
-    return std::nullopt;
-  }
+  if (name == nullptr || !name->is_string()) return std::nullopt;
+  static const json::value kNoArguments;
   const json::value* arguments = params_object->if_contains("arguments");
+  return ToolCallRequest{message.envelopes.front().id, *params_object, name->get_string(),
+                         arguments != nullptr ? *arguments : kNoArguments};
+}
+
+Verdict Interceptor::own_reply(const json::value& id, json::object&& result, mcp::Era era,
+                               std::string_view tool, WallClock::time_point wall_now) {
+  protocol_.stamp_own_result(result, era);
+  if (sampler_ != nullptr && sampler_->draw()) {
+    sampler_->offer(wall_now, tool, protocol_.client_name(), result);
+  }
+  json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  Verdict verdict{Verdict::Action::kReply, {}};
+  write_json(verdict.text, response);
+  return verdict;
+}
+
+std::optional<Verdict> Interceptor::answer_fetch(jsonrpc::Message& message, mcp::Era era,
+                                                 Clock::time_point now,
+                                                 WallClock::time_point wall_now,
+                                                 Clock::time_point started) {
+  const auto call = tool_call_of(message);
+  if (!call || call->name != fetch_.name()) return std::nullopt;
   const config::Profile& profile = *profile_;
   const std::string_view client = protocol_.client_name();
   pipeline::FetchAnswer answer = fetch_.answer(
-      arguments != nullptr ? *arguments : json::value(),
+      call->arguments,
       [&profile, client](std::string_view tool) -> const config::BudgetSettings& {
         return profile.for_call(client, tool);
       },
       now, wall_now);
-  protocol_.stamp_own_result(answer.result, era);
-  if (sampler_ != nullptr && sampler_->draw()) {
-    sampler_->offer(wall_now, fetch_.name(), client, answer.result);
-  }
-  json::object response{{"jsonrpc", "2.0"},
-                        {"id", message.envelopes.front().id},
-                        {"result", std::move(answer.result)}};
-  Verdict verdict{Verdict::Action::kReply, {}};
-  write_json(verdict.text, response);
-  CallEvent event =
-      new_event(CallKind::kFetch, answer.record.tool, message.envelopes.front().id, wall_now);
+  Verdict verdict = own_reply(call->id, std::move(answer.result), era, fetch_.name(), wall_now);
+  CallEvent event = new_event(CallKind::kFetch, answer.record.tool, call->id, wall_now);
   const std::string_view tool = fetched_tool(event.tool);
   event.budget = profile.configured_for_call(client, tool).token_budget;
   take_record(event, std::move(answer.record));

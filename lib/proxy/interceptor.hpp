@@ -40,6 +40,7 @@
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "pipeline/tool_list_size.hpp"
+#include "pipeline/tool_lookup.hpp"
 #include "session/session_router.hpp"
 #include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
@@ -127,9 +128,32 @@ class Interceptor {
   // The reply to a ctxguard_fetch whose answer failed (an exception: a bug, or no memory).
   Verdict fetch_failed(const boost::json::value& id, mcp::Era era, WallClock::time_point wall_now,
                        Clock::time_point started);
-  std::optional<Verdict> answer_fetch(const jsonrpc::Message& message, mcp::Era era,
+  std::optional<Verdict> answer_fetch(jsonrpc::Message& message, mcp::Era era,
                                       Clock::time_point now, WallClock::time_point wall_now,
                                       Clock::time_point started);
+  // A client's tools/call, read from a message that is one (nothing for anything else).
+  struct ToolCallRequest {
+    const boost::json::value& id;
+    boost::json::object& params;
+    std::string_view name;
+    const boost::json::value& arguments;  // null when absent
+  };
+  static std::optional<ToolCallRequest> tool_call_of(jsonrpc::Message& message);
+  // The reply to a tools/call ctxguard answers itself with `result`, stamped for `era`, offered
+  // to the sampler; `tool` names it there.
+  Verdict own_reply(const boost::json::value& id, boost::json::object&& result, mcp::Era era,
+                    std::string_view tool, WallClock::time_point wall_now);
+  // interceptor_tools.cpp: tools/call of ctxguard's tools about the server's tools (the search,
+  // the call tool, ctxguard_fetch {"tool"}; docs/protocol.md 4.2). A reply, or nothing: then a
+  // call through the call tool has become the tools/call it stands for (`redirected`).
+  struct CatalogCall {
+    std::optional<Verdict> reply;
+    bool redirected = false;
+  };
+  CatalogCall answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
+                                  WallClock::time_point wall_now, Clock::time_point started);
+  Verdict reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup, mcp::Era era,
+                       WallClock::time_point wall_now, Clock::time_point started);
   // Rewrites one response in place; true when it changed.
   bool rewrite_response(boost::json::value& response, const Answer& answer);
   // Rewrites the tool result in `slot` (a response's `result`, or the `result` of a completed

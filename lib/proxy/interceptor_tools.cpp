@@ -5,8 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fmt/format.h>
 #include "budget/token_estimator.hpp"
+
+#include "budget/answer_size.hpp"
 #include "mcp/instructions.hpp"
+#include "pipeline/metadata.hpp"
 
 namespace ctxguard::proxy {
 
@@ -16,17 +20,28 @@ bool Interceptor::rewrite_tool_list(json::object& result, const Answer& answer) 
   listing_.served.add_page(result);
   // The client is the one stdio peer: the latest name it gave is the one that asked.
   const mcp::ToolListEdit edit = tool_list_.edit(result, answer.profile, protocol_.client_name());
-  if (edit.fetch_tool_added) {
+  if (edit.last_page) {
     if (edit.name_collision) {
-      spdlog::warn("the server has its own tool named {}; ctxguard's is called {}",
-                   mcp::kFetchToolName, edit.fetch_tool_name);
+      spdlog::warn(
+          "the server has a tool named like one of ctxguard's; ctxguard's are called {}, {} "
+          "and {}",
+          edit.names.fetch, edit.names.search, edit.names.call);
     }
-    pipeline_.set_fetch_tool_name(edit.fetch_tool_name);
-    fetch_.set_name(edit.fetch_tool_name);
+    pipeline_.set_fetch_tool_name(edit.names.fetch);
+    fetch_.set_name(edit.names.fetch);
   }
   if (edit.output_schemas_removed > 0) {
     spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
                   edit.output_schemas_removed);
+  }
+  if (edit.compaction.keywords_removed + edit.compaction.definitions_removed > 0 ||
+      edit.compaction.description_shortened || edit.compaction.shared_removed > 0) {
+    spdlog::debug(
+        "tools/list compact: {} schema keywords and {} unused definitions removed, {} shared "
+        "sentences left to the instructions{}",
+        edit.compaction.keywords_removed, edit.compaction.definitions_removed,
+        edit.compaction.shared_removed,
+        edit.compaction.description_shortened ? ", descriptions shortened" : "");
   }
   listing_.sent.add_page(result);
   if (edit.last_page) record_tool_list(answer);
@@ -54,12 +69,91 @@ void Interceptor::record_tool_list(const Answer& answer) {
 }
 
 bool Interceptor::rewrite_instructions(json::object& result, const config::Profile& profile) {
-  const bool changed = profile.enforces_any() && mcp::add_instructions(result, fetch_.name());
+  const mcp::OwnToolNames& names = tool_list_.own_tool_names();
+  const mcp::ListingNotes notes{.mode = profile.global().tool_list,
+                                .search_tool = names.search,
+                                .call_tool = names.call,
+                                .shared_guidance = tool_list_.shared_guidance()};
+  const bool changed = (profile.enforces_any() || notes.mode != config::ToolListMode::kFull) &&
+                       mcp::add_instructions(result, fetch_.name(), notes);
   const json::value* instructions = result.if_contains("instructions");
   instructions_tokens_ = instructions != nullptr && instructions->is_string()
                              ? budget::estimate_tokens(instructions->get_string())
                              : 0;
   return changed;
+}
+
+Interceptor::CatalogCall Interceptor::answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
+                                                          WallClock::time_point wall_now,
+                                                          Clock::time_point started) {
+  const auto call = tool_call_of(message);
+  if (!call) return {};
+  const mcp::OwnToolNames& names = tool_list_.own_tool_names();
+  const mcp::ToolCatalog& catalog = tool_list_.catalog();
+  const bool lazy = tool_list_.lazy_listed();
+  const std::string_view search = lazy ? std::string_view(names.search) : std::string_view();
+  if (call->name == fetch_.name()) {
+    const json::object* args = call->arguments.if_object();
+    const json::value* tool = args != nullptr ? args->if_contains("tool") : nullptr;
+    if (tool == nullptr || !tool->is_string() || args->contains("cursor")) return {};
+    return {reply_lookup(*call, pipeline::describe_tool(catalog, tool->get_string(), search), era,
+                         wall_now, started)};
+  }
+  if (!lazy) return {};
+  if (call->name == names.search) {
+    const config::Profile& profile = *profile_;
+    const auto budget =
+        budget::FitBudget::of(profile.for_call(protocol_.client_name(), names.search));
+    return {reply_lookup(*call, pipeline::search_tools(catalog, call->arguments, budget), era,
+                         wall_now, started)};
+  }
+  if (call->name != names.call) return {};
+  const json::object* args = call->arguments.if_object();
+  const json::value* target = args != nullptr ? args->if_contains("name") : nullptr;
+  const json::value* arguments = args != nullptr ? args->if_contains("arguments") : nullptr;
+  if (target == nullptr || !target->is_string() ||
+      (arguments != nullptr && !arguments->is_object())) {
+    pipeline::ToolLookup refusal{
+        pipeline::text_tool_result(
+            fmt::format("{} takes {{\"name\": a tool's name, \"arguments\": {{...}}}}.",
+                        names.call),
+            pipeline::ToolResult::kError),
+        0, 0, true};
+    return {reply_lookup(*call, std::move(refusal), era, wall_now, started)};
+  }
+  if (catalog.find(target->get_string()) == nullptr) {
+    return {reply_lookup(*call, pipeline::unknown_tool(catalog, target->get_string(), search), era,
+                         wall_now, started)};
+  }
+  // The server gets the call it would have had with the tool listed: name and arguments, the
+  // rest of params (_meta, task) as they came.
+  json::value name = *target;
+  json::value given = arguments != nullptr ? *arguments : json::value();
+  call->params["name"] = std::move(name);
+  if (given.is_null()) {
+    call->params.erase("arguments");
+  } else {
+    call->params["arguments"] = std::move(given);
+  }
+  return {std::nullopt, true};
+}
+
+Verdict Interceptor::reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup,
+                                  mcp::Era era, WallClock::time_point wall_now,
+                                  Clock::time_point started) {
+  std::string tool(call.name);
+  const json::value id = call.id;
+  Verdict verdict = own_reply(id, std::move(lookup.result), era, tool, wall_now);
+  telemetry::CallEvent event = new_event(telemetry::CallKind::kFetch, tool, id, wall_now);
+  event.stages = {lookup.refused ? "fetch-error" : "tools"};
+  event.outcome = lookup.refused ? telemetry::Outcome::kFetchFailed : telemetry::Outcome::kFetched;
+  if (lookup.refused) event.error = "tool";
+  event.items_total = lookup.found;
+  event.items_shown = lookup.shown;
+  event.final_bytes = verdict.text.size();
+  event.proxy_latency = Clock::now() - started;
+  emit(std::move(event));
+  return verdict;
 }
 
 }  // namespace ctxguard::proxy

@@ -72,4 +72,15 @@ std::optional<std::string_view> string_member(const boost::json::object& object,
   return std::string_view(value->get_string());
 }
 
+std::size_t erase_member(boost::json::object& object, std::string_view key) {
+  if (!object.contains(key)) return 0;
+  boost::json::object kept(object.storage());
+  kept.reserve(object.size() - 1);
+  for (auto& member : object) {
+    if (member.key() != key) kept.emplace(member.key(), std::move(member.value()));
+  }
+  object = std::move(kept);
+  return 1;
+}
+
 }  // namespace ctxguard

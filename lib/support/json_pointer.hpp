@@ -1,6 +1,6 @@
 #pragma once
 // RFC 6901 JSON Pointers: how `_ctxguard.path` names a cut array and how cursors find it again;
-// and the one-step lookup of a string member.
+// and the one-step lookup and removal of a member.
 
 #include <cstddef>
 #include <optional>
@@ -23,5 +23,9 @@ const boost::json::value* find_pointer(const boost::json::value& root, std::stri
 // The member `key` of `object` when it is a string; nullopt when absent or of another type.
 std::optional<std::string_view> string_member(const boost::json::object& object,
                                               std::string_view key);
+
+// Removes the member `key` of `object`, keeping the order of the others (Boost.JSON's own erase
+// moves the last member into the gap); 1 when it was there, else 0.
+std::size_t erase_member(boost::json::object& object, std::string_view key);
 
 }  // namespace ctxguard

@@ -73,6 +73,9 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK_FALSE(with("mode", "enforce").observe);
   CHECK_FALSE(with("pagination", "off").pagination);
   CHECK(with("estimatorMargin", "20").estimator_margin_percent == 20);
+  CHECK(with("toolList", "lazy").tool_list == ctxguard::config::ToolListMode::kLazy);
+  CHECK(with("toolList", "compact").tool_list == ctxguard::config::ToolListMode::kCompact);
+  CHECK(with("toolList", "full").tool_list == ctxguard::config::ToolListMode::kFull);
 
   CHECK(problem("tokenBudget", "lots") ==
         "tokenBudget: lots is not allowed: it must be a whole number from 100 to 10000000.");
@@ -84,6 +87,8 @@ TEST_CASE("setting values: numbers, sizes, seconds and switches") {
   CHECK(problem("cursorTtl", "").find("an empty value") != std::string::npos);
   CHECK(problem("mode", "Observe") ==
         "mode: Observe is not allowed: it must be enforce or observe.");
+  CHECK(problem("toolList", "small") ==
+        "toolList: small is not allowed: it must be full, compact or lazy.");
   CHECK(problem("estimatorMargin", "60").find("from 0 to 50") != std::string::npos);
 }
 

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include <boost/json.hpp>
 
 #include "../config/profile_from.hpp"
@@ -157,4 +160,82 @@ TEST_CASE("tool list: a tool whose name comes after its outputSchema is still re
   CHECK(edit.name_collision);
   CHECK(edit.size_hints == 2);
   CHECK(result.at("tools").as_array().back().at("name") == "proxy_ctxguard_fetch");
+}
+
+namespace {
+
+// A tool with the noise compact mode removes and a long description.
+json::object noisy_tool(const std::string& name) {
+  return json::object{
+      {"name", name},
+      {"description",
+       "Does " + name + " well. X" + std::string(190, 'x') + ". " + "Another sentence, cut."},
+      {"inputSchema",
+       json::object{
+           {"$schema", "http://json-schema.org/draft-07/schema#"},
+           {"type", "object"},
+           {"properties", json::object{{"id", json::object{{"type", "string"}, {"title", "Id"}}}}},
+           {"required", json::array{"id"}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("tool list compact: the tools written shorter, ctxguard_fetch offers `tool`") {
+  ToolListEditor editor;
+  const auto profile = profile_from("toolList: compact\n");
+  json::object result{{"tools", json::array{noisy_tool("alpha"), noisy_tool("beta")}}};
+  const auto edit = editor.edit(result, *profile);
+  CHECK(edit.changed);
+  CHECK(edit.compaction.keywords_removed == 4);
+  CHECK(edit.compaction.description_shortened);
+  const auto& tools = result.at("tools").as_array();
+  REQUIRE(tools.size() == 3);
+  const auto& alpha = tools.at(0).as_object();
+  CHECK(
+      alpha.at("inputSchema") ==
+      json::parse(R"({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})"));
+  CHECK(std::string(alpha.at("description").as_string()).ends_with(" …"));
+  const auto& fetch = tools.back().as_object();
+  CHECK(fetch.at("inputSchema").at("properties").as_object().contains("tool"));
+  CHECK_FALSE(fetch.at("inputSchema").as_object().contains("required"));
+  // The catalog keeps the definitions as the server sent them.
+  REQUIRE(editor.catalog().find("alpha") != nullptr);
+  CHECK(editor.catalog().find("alpha")->definition == noisy_tool("alpha"));
+}
+
+TEST_CASE("tool list lazy: pages keep their cursor, ctxguard's tools come on the last") {
+  ToolListEditor editor;
+  const auto profile = profile_from("toolList: lazy\n");
+  json::object first{{"tools", json::array{tool("a"), tool("b")}}, {"nextCursor", "2"}};
+  const auto first_edit = editor.edit(first, *profile);
+  CHECK(first_edit.tools_hidden == 2);
+  CHECK(first.at("tools").as_array().empty());
+  CHECK(first.at("nextCursor") == "2");
+  json::object last{{"tools", json::array{tool("c")}}};
+  editor.edit(last, *profile);
+  std::vector<std::string> names;
+  for (const auto& each : last.at("tools").as_array()) {
+    names.emplace_back(each.at("name").as_string());
+  }
+  CHECK(names ==
+        std::vector<std::string>{"ctxguard_search_tools", "ctxguard_call_tool", "ctxguard_fetch"});
+  CHECK(editor.lazy_listed());
+  CHECK(editor.catalog().size() == 3);
+
+  // Every tool observed: nothing to fetch, but the tools are still reached.
+  ToolListEditor observed_editor;
+  const auto observed = profile_from("toolList: lazy\nmode: observe\n");
+  json::object only{{"tools", json::array{tool("a")}}};
+  observed_editor.edit(only, *observed);
+  CHECK(only.at("tools").as_array().size() == 2);
+}
+
+TEST_CASE("tool list lazy: a server tool with one of ctxguard's names makes ours prefixed") {
+  ToolListEditor editor;
+  const auto profile = profile_from("toolList: lazy\n");
+  json::object result{{"tools", json::array{tool("ctxguard_call_tool")}}};
+  const auto edit = editor.edit(result, *profile);
+  CHECK(edit.name_collision);
+  CHECK(edit.names.call == "proxy_ctxguard_call_tool");
+  CHECK(edit.names.search == "ctxguard_search_tools");
 }

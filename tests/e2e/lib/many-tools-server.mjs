@@ -51,7 +51,7 @@ function property(name, schema) {
   return { title: name, ...schema };
 }
 
-function inputSchema(product, action) {
+function inputSchema(name, product, action) {
   const noun = NOUNS[product];
   const properties = {
     workspaceId: property('workspaceId', { type: 'string', description: 'The workspace to act in.', pattern: '^ws_[a-z0-9]{6}$' }),
@@ -120,7 +120,7 @@ function inputSchema(product, action) {
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',
-    title: `${product}_${action}_${noun}Arguments`,
+    title: `${name}Arguments`,
     properties,
     required,
     additionalProperties: false,
@@ -133,10 +133,11 @@ export function makeTools() {
   for (const product of PRODUCTS) {
     for (const [action, sentence] of ACTIONS) {
       const noun = NOUNS[product];
+      const name = `${product}_${action}_${noun}${action === 'list' || action === 'search' || action === 'export' ? 's' : ''}`;
       tools.push({
-        name: `${product}_${action}_${noun}${action === 'list' || action === 'search' || action === 'export' ? 's' : ''}`,
+        name,
         description: `${sentence.replaceAll('{noun}', noun)} ${SHARED_GUIDANCE.join(' ')}`,
-        inputSchema: inputSchema(product, action),
+        inputSchema: inputSchema(name, product, action),
       });
     }
   }
