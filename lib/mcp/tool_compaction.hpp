@@ -34,7 +34,7 @@ inline constexpr std::string_view kShortenedMark = " …";
 
 // A sentence in this many tools' descriptions or more may be shared guidance (shared_sentences).
 inline constexpr std::size_t kSharedSentenceTools = 3;
-inline constexpr std::size_t kSharedSentenceChars = 40;
+inline constexpr std::size_t kSharedSentenceChars = 24;
 
 // What compaction removed from one tool.
 struct Compaction {

@@ -129,6 +129,24 @@ Verdict Interceptor::on_oversized(Direction direction, std::string_view head, st
 
 Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,
                              WallClock::time_point wall_now) {
+  Verdict verdict = relay_line(direction, line, now, wall_now);
+  if (direction != Direction::kServerToClient ||
+      discovery_.phase() != mcp::ToolDiscovery::Phase::kListing || verdict.discovery_started) {
+    return verdict;
+  }
+  // The client gets nothing from the server before the result ctxguard holds.
+  if (verdict.action == Verdict::Action::kForward) {
+    discovery_.hold(std::string(line));
+  } else if (verdict.action == Verdict::Action::kSend) {
+    discovery_.hold(std::move(verdict.text));
+  } else {
+    return verdict;  // back to the server, or nowhere
+  }
+  return {Verdict::Action::kDrop, {}};
+}
+
+Verdict Interceptor::relay_line(Direction direction, std::string_view line, Clock::time_point now,
+                                WallClock::time_point wall_now) {
   const auto started = Clock::now();
   auto parsed = jsonrpc::parse_message(line);
   if (!parsed) {
@@ -144,6 +162,14 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
       std::all_of(message.envelopes.begin(), message.envelopes.end(),
                   [](const jsonrpc::Envelope& e) { return e.kind == jsonrpc::Kind::kUnknown; })) {
     return drop_non_protocol(line, "JSON, but not a JSON-RPC message");
+  }
+  if (direction == Direction::kServerToClient) {
+    if (auto verdict = on_discovery_answer(message)) return std::move(*verdict);
+  } else if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
+             discovery_.drops_client_notification(message.envelopes.front().method)) {
+    spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
+                  message.envelopes.front().method);
+    return {Verdict::Action::kDrop, {}};
   }
   bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kClientToServer) {
@@ -191,6 +217,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
       return {};
     }
   }
+  if (discovery_start_) return start_discovery(message);
   if (!changed) {
     emit_events(line.size(), started);
     return {};
@@ -245,6 +272,7 @@ mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
     const json::value& element = message.batch ? message.document.as_array()[i] : message.document;
     if (envelope.kind == jsonrpc::Kind::kRequest) {
       const mcp::Era era = protocol_.on_client_request(element.as_object(), envelope.method);
+      if (envelope.method == session::kServerDiscover) remember_discover_meta(element.as_object());
       if (!first) first = era;
     } else if (envelope.kind == jsonrpc::Kind::kNotification) {
       protocol_.on_client_notification(element.as_object(), envelope.method);
@@ -411,6 +439,12 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
+    if (holds_for_discovery(*result, answer)) {
+      discovery_start_ = DiscoveryStart{
+          route.method == session::kInitialize ? mcp::Era::kLegacy : mcp::Era::kModern,
+          route.context ? route.context : profile_};
+      return false;
+    }
     return rewrite_instructions(*result, profile);
   }
   return false;

@@ -35,6 +35,7 @@
 #include "cursor/cursor_codec.hpp"
 #include "jsonrpc/message.hpp"
 #include "mcp/protocol_state.hpp"
+#include "mcp/tool_discovery.hpp"
 #include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
@@ -60,6 +61,13 @@ struct Verdict {
   };
   Action action = Action::kForward;
   std::string text;
+  // Lines ctxguard sends besides, after the verdict's own: back to the sender (its own requests
+  // to the server), and on to the destination (messages held while it listed the server's tools).
+  std::vector<std::string> to_sender = {};
+  std::vector<std::string> to_destination = {};
+  // ctxguard holds the initialize (or server/discover) result while it lists the server's tools
+  // (mcp::ToolDiscovery): the session calls end_discovery() when it has waited long enough.
+  bool discovery_started = false;
 };
 
 class Interceptor {
@@ -75,6 +83,10 @@ class Interceptor {
 
   Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
                   WallClock::time_point wall_now);
+
+  // The listing of a discovery still under way ends here (its deadline passed, or the server's
+  // output ended): the held result, then the held messages, for the client. Empty otherwise.
+  std::vector<std::string> end_discovery();
 
   // A line over --max-message-bytes (`bytes` long, `limit` the maximum) that the framer did not
   // keep; `head` and `tail` are its first and last bytes. It is never forwarded. A request
@@ -119,6 +131,18 @@ class Interceptor {
     bool in_batch = false;
   };
 
+  // on_line, but for the holding of server lines while ctxguard lists the server's tools.
+  Verdict relay_line(session::Direction direction, std::string_view line, Clock::time_point now,
+                     WallClock::time_point wall_now);
+  // interceptor_discovery.cpp: ctxguard's own listing before the instructions go out.
+  // Whether the answer to initialize / server/discover waits for it (compact mode).
+  bool holds_for_discovery(const boost::json::object& result, const Answer& answer) const;
+  Verdict start_discovery(jsonrpc::Message& message);
+  // A server message that answers ctxguard's own tools/list: what happens instead of relaying it.
+  std::optional<Verdict> on_discovery_answer(const jsonrpc::Message& message);
+  // The held result with the instructions, and the messages held meanwhile.
+  Verdict release_discovery();
+  void remember_discover_meta(const boost::json::object& request);
   // A client message: what ProtocolState learns from it; the era of its (first) request.
   mcp::Era observe_client(const jsonrpc::Message& message);
   // A server message (one element of a batch): what ProtocolState learns from it.
@@ -199,6 +223,15 @@ class Interceptor {
   };
   Listing listing_;
   std::optional<std::size_t> instructions_tokens_;  // as the client got them, once known
+  mcp::ToolDiscovery discovery_;
+  // Set while a line is relayed whose initialize / server/discover result waits for discovery.
+  struct DiscoveryStart {
+    mcp::Era era = mcp::Era::kLegacy;
+    config::ProfilePtr profile;  // the one the request came under
+  };
+  std::optional<DiscoveryStart> discovery_start_;
+  config::ProfilePtr discovery_profile_;
+  boost::json::object discover_meta_;  // the _meta of the client's latest server/discover
   std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 

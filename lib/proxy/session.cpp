@@ -33,6 +33,9 @@ constexpr milliseconds kExitAfterOutputGrace{200};
 constexpr std::size_t kWriterHighWaterBytes = std::size_t{8} << 20;
 // After the server's own exit, how much longer than the kill timeout its output may stay open.
 constexpr milliseconds kOutputDeadlineSlack{500};
+// How long the client's initialize result may wait while ctxguard lists the server's tools
+// (toolList compact, docs/protocol.md 4.2).
+constexpr milliseconds kDiscoveryDeadline{5000};
 // How long the last SIGKILL to the server's group may take to be seen.
 constexpr milliseconds kFinalKillWait{1000};
 
@@ -250,21 +253,44 @@ awaitable<void> Session::forward(Direction direction, const jsonrpc::LineFramer:
     verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
                                    std::chrono::system_clock::now());
   }
-  if (verdict.action == Verdict::Action::kDrop) co_return;
+  if (verdict.discovery_started) spawn(end_discovery_after(kDiscoveryDeadline));
+  // Copy before the first suspension: the framer reuses its buffer for the next read.
+  std::optional<std::string> onward;
+  if (verdict.action == Verdict::Action::kSend) onward = std::move(verdict.text);
+  if (verdict.action == Verdict::Action::kForward) onward = std::string(line.text);
   if (verdict.action == Verdict::Action::kReply) {
     // Back to the sender: a ctxguard_fetch answer, or the refusal of an oversized request.
-    co_await destination(opposite(direction)).send(std::move(verdict.text));
-    co_return;
+    verdict.to_sender.insert(verdict.to_sender.begin(), std::move(verdict.text));
   }
-  // Copy before the first suspension: the framer reuses its buffer for the next read.
-  std::string text =
-      verdict.action == Verdict::Action::kSend ? std::move(verdict.text) : std::string(line.text);
-  // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into a local.
-  const bool sent = co_await destination(direction).send(std::move(text));
-  if (!sent) {
-    spdlog::debug("{} -> {}: message dropped, the stream is closed", sender(direction),
-                  destination(direction).peer());
+  for (std::string& back : verdict.to_sender) {
+    co_await destination(opposite(direction)).send(std::move(back));
   }
+  if (onward) {
+    // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into a local.
+    const bool sent = co_await destination(direction).send(std::move(*onward));
+    if (!sent) {
+      spdlog::debug("{} -> {}: message dropped, the stream is closed", sender(direction),
+                    destination(direction).peer());
+    }
+  }
+  for (std::string& held : verdict.to_destination) {
+    co_await destination(direction).send(std::move(held));
+  }
+}
+
+// toolList compact: the client waits for its initialize result while ctxguard lists the
+// server's tools; a server that does not answer that listing must not keep it waiting long.
+awaitable<void> Session::end_discovery_after(milliseconds deadline) {
+  asio::steady_timer timer(io_, deadline);
+  co_await timer.async_wait(kUseTuple);
+  std::vector<std::string> lines = interceptor_.end_discovery();
+  if (!lines.empty()) {
+    spdlog::warn(
+        "the server did not list its tools within {} ms; the client gets its answer "
+        "without the listing",
+        deadline.count());
+  }
+  for (std::string& line : lines) co_await to_client_.send(std::move(line));
 }
 
 awaitable<void> Session::write_to_server() { co_await to_server_.run(); }
@@ -389,6 +415,8 @@ awaitable<void> Session::finish() {
 
 // Each client request the server never answered gets a JSON-RPC error naming how it ended.
 awaitable<void> Session::answer_abandoned() {
+  // What ctxguard held while it listed the server's tools goes first, as it came.
+  for (std::string& line : interceptor_.end_discovery()) co_await to_client_.send(std::move(line));
   const std::string reason = "MCP server " + server_.exit_status()->describe();
   const auto abandoned = interceptor_.router().abandon_client_requests();
   if (!abandoned.empty()) {

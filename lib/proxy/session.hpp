@@ -129,6 +129,7 @@ class Session {
   MessageWriter& destination(Direction direction);
   void input_ended(Direction direction);
   boost::asio::awaitable<void> notify_client(std::string message);
+  boost::asio::awaitable<void> end_discovery_after(std::chrono::milliseconds deadline);
   boost::asio::awaitable<void> write_to_server();
   boost::asio::awaitable<void> write_to_client();
   boost::asio::awaitable<void> watch_signals();
