@@ -16,11 +16,11 @@ constexpr std::string_view kInitialized = "notifications/initialized";
 
 }  // namespace
 
-std::vector<std::string> ToolDiscovery::start(json::value response, Era era,
+std::vector<std::string> ToolDiscovery::start(json::value message, Held held, Era era,
                                               const json::object* meta) {
   phase_ = Phase::kListing;
-  era_ = era;
-  response_ = std::move(response);
+  held_kind_ = held;
+  message_ = std::move(message);
   if (meta != nullptr) meta_ = *meta;
   std::vector<std::string> lines;
   if (era == Era::kLegacy) {
@@ -75,8 +75,8 @@ ToolDiscovery::Outcome ToolDiscovery::finish() {
   phase_ = Phase::kDone;
   if (!pending_id_.empty()) stale_ids_.push_back(std::move(pending_id_));
   pending_id_.clear();
-  Outcome outcome{std::move(response_), std::move(held_), std::move(tools_), complete_};
-  response_ = nullptr;
+  Outcome outcome{std::move(message_), std::move(held_), std::move(tools_), complete_};
+  message_ = nullptr;
   held_.clear();
   tools_.clear();
   return outcome;

@@ -12,6 +12,12 @@
 // client's own notifications/initialized is dropped then: the server has had one. ctxguard's
 // requests have string ids "ctxguard-tools-N", and their answers never reach the client, also
 // when they come after the deadline.
+//
+// A modern client may ask a process that never saw its server/discover (each request stands
+// alone; the SDK asks server/discover of a short-lived sibling): there the client's first
+// tools/list is held instead, and goes to the server once ctxguard's own listing has ended, so
+// that its answer leaves out the guidance the instructions (given by the sibling, from the same
+// listing) said.
 
 #include <cstddef>
 #include <cstdint>
@@ -37,10 +43,16 @@ class ToolDiscovery {
   enum class Phase { kIdle, kListing, kDone };
   Phase phase() const { return phase_; }
 
-  // Starts the listing, holding `response` (the whole initialize or server/discover response).
-  // `meta` is the `_meta` of the client's request (the modern era), or null. Returns the lines
-  // for the server.
-  std::vector<std::string> start(boost::json::value response, Era era,
+  // What waits for the listing.
+  enum class Held {
+    kServerResult,   // the initialize / server/discover response, for the client
+    kClientRequest,  // the client's first tools/list, for the server
+  };
+  Held held_kind() const { return held_kind_; }
+
+  // Starts the listing, holding `message` (the whole response or request). `meta` is the
+  // `_meta` of the client's request (the modern era), or null. Returns the lines for the server.
+  std::vector<std::string> start(boost::json::value message, Held held, Era era,
                                  const boost::json::object* meta);
 
   // What a server message is to the listing.
@@ -56,7 +68,7 @@ class ToolDiscovery {
 
   // Ends the listing: what was held, and the tools it gathered.
   struct Outcome {
-    boost::json::value response;    // the initialize / server/discover response
+    boost::json::value message;     // what was held (held_kind())
     std::vector<std::string> held;  // server lines, in the order they came
     boost::json::array tools;       // the server's tools, every page gathered
     bool complete = false;          // the listing reached its last page
@@ -71,8 +83,8 @@ class ToolDiscovery {
   std::string next_request(const boost::json::value* cursor);
 
   Phase phase_ = Phase::kIdle;
-  Era era_ = Era::kLegacy;
-  boost::json::value response_;
+  Held held_kind_ = Held::kServerResult;
+  boost::json::value message_;
   boost::json::object meta_;
   std::vector<std::string> held_;
   boost::json::array tools_;

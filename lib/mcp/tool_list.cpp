@@ -14,7 +14,7 @@ namespace ctxguard::mcp {
 namespace json = boost::json;
 
 json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                   std::size_t max_page_size, FetchToolUse use) {
+                                   std::size_t max_page_size, FetchToolForm form) {
   json::object limit{{"type", "integer"},
                      {"minimum", 1},
                      {"maximum", max_page_size},
@@ -61,14 +61,23 @@ json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
       "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
       "or a search ({cursor, query}). `limit` and `fields` narrow pages. If the cursor has "
       "expired, call the original tool again.";
-  if (use == FetchToolUse::kResultsAndTools) {
+  if (form.short_form) {
+    description =
+        "Reads more of a result ctxguard shortened, from its cache (the tool is not run again): "
+        "{cursor: _ctxguard.nextCursor} the next page or chunk; {cursor: _ctxguard.resultCursor, "
+        "path} a shortened value; {cursor, startLine, endLine} lines of a text; {cursor, query} "
+        "a search (words, field=value). `limit` and `fields` narrow pages. A cursor expires: "
+        "then call the tool again.";
+    for (auto& property : schema["properties"].as_object()) {
+      erase_member(property.value().as_object(), "description");
+    }
+  }
+  if (form.gives_tools) {
     description +=
-        " A tool description ending in \"…\" is shortened: {tool: NAME} gives that "
-        "tool's full definition.";
-    schema["properties"].as_object()["tool"] =
-        json::object{{"type", "string"},
-                     {"description", "A tool's name: its full definition, instead of a cursor."}};
-    schema.erase("required");
+        " {tool: NAME}: a tool's full definition (a description ending in \"…\" is "
+        "shortened).";
+    schema["properties"].as_object()["tool"] = json::object{{"type", "string"}};
+    erase_member(schema, "required");
   }
   return json::object{
       {"name", name},
@@ -241,8 +250,8 @@ void ToolListEditor::append_own_tools(json::array& tools, const config::Profile&
   if (profile.enforces_any() || mode == config::ToolListMode::kCompact) {
     add(fetch_tool_definition(
         names_.fetch, profile.global().page_size, profile.largest_max_page_size(),
-        mode == config::ToolListMode::kCompact ? FetchToolUse::kResultsAndTools
-                                               : FetchToolUse::kResults));
+        FetchToolForm{.short_form = mode != config::ToolListMode::kFull,
+                      .gives_tools = mode == config::ToolListMode::kCompact}));
     edit.fetch_tool_added = true;
   }
 }

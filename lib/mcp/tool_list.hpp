@@ -53,15 +53,18 @@ inline bool lists_size_hints(std::string_view client) { return client == kClaude
 // never below its own default (50,000), nor above what it accepts (500,000).
 std::size_t max_result_chars(std::size_t hard_cap);
 
-// What ctxguard_fetch is offered for: shortened results, and in compact mode tool definitions too
-// (`tool`; then `cursor` is no longer required).
-enum class FetchToolUse { kResults, kResultsAndTools };
+// How ctxguard_fetch is listed: in the compact and lazy modes its own definition is written short
+// too (a shorter description, no descriptions on its parameters); in compact mode it also gives
+// tool definitions (`tool`; then `cursor` is no longer required).
+struct FetchToolForm {
+  bool short_form = false;
+  bool gives_tools = false;
+};
 
 // The tool definition ctxguard adds, named `name`: `limit` defaults to `page_size` and goes up
 // to `max_page_size`.
 boost::json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                          std::size_t max_page_size,
-                                          FetchToolUse use = FetchToolUse::kResults);
+                                          std::size_t max_page_size, FetchToolForm form = {});
 
 // lazy: the tool that finds the server's tools, and the one that runs them.
 boost::json::object search_tool_definition(const OwnToolNames& names);

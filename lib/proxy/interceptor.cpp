@@ -131,7 +131,9 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
                              WallClock::time_point wall_now) {
   Verdict verdict = relay_line(direction, line, now, wall_now);
   if (direction != Direction::kServerToClient ||
-      discovery_.phase() != mcp::ToolDiscovery::Phase::kListing || verdict.discovery_started) {
+      discovery_.phase() != mcp::ToolDiscovery::Phase::kListing ||
+      discovery_.held_kind() != mcp::ToolDiscovery::Held::kServerResult ||
+      verdict.discovery_started) {
     return verdict;
   }
   // The client gets nothing from the server before the result ctxguard holds.
@@ -164,7 +166,7 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
     return drop_non_protocol(line, "JSON, but not a JSON-RPC message");
   }
   if (direction == Direction::kServerToClient) {
-    if (auto verdict = on_discovery_answer(message)) return std::move(*verdict);
+    if (auto verdict = on_discovery_answer(message, now)) return std::move(*verdict);
   } else if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
              discovery_.drops_client_notification(message.envelopes.front().method)) {
     spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
@@ -174,6 +176,7 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
   bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kClientToServer) {
     const mcp::Era era = observe_client(message);
+    if (auto held = hold_first_listing(message, era)) return std::move(*held);
     try {
       CatalogCall catalog_call = answer_catalog_call(message, era, wall_now, started);
       if (catalog_call.reply) return std::move(*catalog_call.reply);

@@ -85,8 +85,12 @@ class Interceptor {
                   WallClock::time_point wall_now);
 
   // The listing of a discovery still under way ends here (its deadline passed, or the server's
-  // output ended): the held result, then the held messages, for the client. Empty otherwise.
-  std::vector<std::string> end_discovery();
+  // output ended): what was held, for each peer. Empty otherwise.
+  struct Released {
+    std::vector<std::string> to_client;  // the held result, then the messages held meanwhile
+    std::vector<std::string> to_server;  // the held tools/list of a modern client
+  };
+  Released end_discovery(Clock::time_point now);
 
   // A line over --max-message-bytes (`bytes` long, `limit` the maximum) that the framer did not
   // keep; `head` and `tail` are its first and last bytes. It is never forwarded. A request
@@ -138,10 +142,14 @@ class Interceptor {
   // Whether the answer to initialize / server/discover waits for it (compact mode).
   bool holds_for_discovery(const boost::json::object& result, const Answer& answer) const;
   Verdict start_discovery(jsonrpc::Message& message);
+  // A modern client's first tools/list in a process that has not listed: held while ctxguard lists.
+  std::optional<Verdict> hold_first_listing(jsonrpc::Message& message, mcp::Era era);
   // A server message that answers ctxguard's own tools/list: what happens instead of relaying it.
-  std::optional<Verdict> on_discovery_answer(const jsonrpc::Message& message);
-  // The held result with the instructions, and the messages held meanwhile.
-  Verdict release_discovery();
+  std::optional<Verdict> on_discovery_answer(const jsonrpc::Message& message,
+                                             Clock::time_point now);
+  // The held result with the instructions, and the messages held meanwhile (to the client); or
+  // the held tools/list (to the server).
+  Verdict release_discovery(Clock::time_point now);
   void remember_discover_meta(const boost::json::object& request);
   // A client message: what ProtocolState learns from it; the era of its (first) request.
   mcp::Era observe_client(const jsonrpc::Message& message);

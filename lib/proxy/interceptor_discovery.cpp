@@ -12,6 +12,7 @@
 namespace ctxguard::proxy {
 
 namespace json = boost::json;
+using session::Direction;
 
 bool Interceptor::holds_for_discovery(const json::object& result, const Answer& answer) const {
   if (answer.profile.global().tool_list != config::ToolListMode::kCompact || answer.in_batch ||
@@ -39,22 +40,48 @@ Verdict Interceptor::start_discovery(jsonrpc::Message& message) {
   spdlog::debug("toolList compact: listing the server's tools before its {} result goes out",
                 start.era == mcp::Era::kLegacy ? "initialize" : "server/discover");
   Verdict verdict{Verdict::Action::kDrop, {}};
-  verdict.to_sender = discovery_.start(std::move(message.document), start.era,
-                                       start.era == mcp::Era::kModern ? &discover_meta_ : nullptr);
+  verdict.to_sender =
+      discovery_.start(std::move(message.document), mcp::ToolDiscovery::Held::kServerResult,
+                       start.era, start.era == mcp::Era::kModern ? &discover_meta_ : nullptr);
   verdict.discovery_started = true;
   return verdict;
 }
 
-std::optional<Verdict> Interceptor::on_discovery_answer(const jsonrpc::Message& message) {
+std::optional<Verdict> Interceptor::hold_first_listing(jsonrpc::Message& message, mcp::Era era) {
+  if (era != mcp::Era::kModern || profile_->global().tool_list != config::ToolListMode::kCompact ||
+      discovery_.phase() != mcp::ToolDiscovery::Phase::kIdle || message.batch ||
+      message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
+      message.envelopes.front().method != session::kToolsList) {
+    return std::nullopt;
+  }
+  const json::value* params = message.document.as_object().if_contains("params");
+  const json::object* params_object = params != nullptr ? params->if_object() : nullptr;
+  if (params_object != nullptr && params_object->contains("cursor")) return std::nullopt;
+  const json::value* meta =
+      params_object != nullptr ? params_object->if_contains("_meta") : nullptr;
+  const json::object request_meta =
+      meta != nullptr && meta->is_object() ? meta->get_object() : json::object{};
+  discovery_profile_ = profile_;
+  spdlog::debug("toolList compact: listing the server's tools before the client's tools/list");
+  Verdict verdict{Verdict::Action::kDrop, {}};
+  verdict.to_destination = discovery_.start(
+      std::move(message.document), mcp::ToolDiscovery::Held::kClientRequest, era, &request_meta);
+  verdict.discovery_started = true;
+  return verdict;
+}
+
+std::optional<Verdict> Interceptor::on_discovery_answer(const jsonrpc::Message& message,
+                                                        Clock::time_point now) {
   mcp::ToolDiscovery::Step step = discovery_.on_server_message(message);
   if (!step.ours) return std::nullopt;
-  if (step.finished) return release_discovery();
+  if (step.finished) return release_discovery(now);
   Verdict verdict{Verdict::Action::kDrop, {}};
   if (step.next_page) verdict.to_sender.push_back(std::move(*step.next_page));
   return verdict;
 }
 
-Verdict Interceptor::release_discovery() {
+Verdict Interceptor::release_discovery(Clock::time_point now) {
+  const mcp::ToolDiscovery::Held held = discovery_.held_kind();
   mcp::ToolDiscovery::Outcome outcome = discovery_.finish();
   if (outcome.complete) {
     tool_list_.set_shared_guidance(mcp::shared_sentences(outcome.tools));
@@ -62,26 +89,39 @@ Verdict Interceptor::release_discovery() {
                  outcome.tools.size(), tool_list_.shared_guidance().size());
   } else {
     spdlog::warn(
-        "toolList compact: the server's tools could not be listed before the instructions went "
-        "out; its descriptions keep the guidance they repeat");
+        "toolList compact: the server's tools could not be listed first; its descriptions keep "
+        "the guidance they repeat");
+  }
+  const config::ProfilePtr profile = std::move(discovery_profile_);
+  discovery_profile_.reset();
+  if (held == mcp::ToolDiscovery::Held::kClientRequest) {
+    // Now on its way: routed like any request, so its answer is edited as a listing.
+    std::string request = to_json(outcome.message);
+    if (auto parsed = jsonrpc::parse_message(request))
+      router_.observe(Direction::kClientToServer, *parsed, now, profile);
+    Verdict verdict{Verdict::Action::kDrop, {}};
+    verdict.to_sender.push_back(std::move(request));
+    return verdict;
   }
   json::value* result =
-      outcome.response.is_object() ? outcome.response.get_object().if_contains("result") : nullptr;
-  if (result != nullptr && result->is_object() && discovery_profile_) {
-    rewrite_instructions(result->get_object(), *discovery_profile_);
+      outcome.message.is_object() ? outcome.message.get_object().if_contains("result") : nullptr;
+  if (result != nullptr && result->is_object() && profile) {
+    rewrite_instructions(result->get_object(), *profile);
   }
-  discovery_profile_.reset();
-  Verdict verdict{Verdict::Action::kSend, to_json(outcome.response)};
+  Verdict verdict{Verdict::Action::kSend, to_json(outcome.message)};
   verdict.to_destination = std::move(outcome.held);
   return verdict;
 }
 
-std::vector<std::string> Interceptor::end_discovery() {
+Interceptor::Released Interceptor::end_discovery(Clock::time_point now) {
   if (discovery_.phase() != mcp::ToolDiscovery::Phase::kListing) return {};
-  Verdict verdict = release_discovery();
-  std::vector<std::string> lines{std::move(verdict.text)};
-  for (std::string& line : verdict.to_destination) lines.push_back(std::move(line));
-  return lines;
+  Verdict verdict = release_discovery(now);
+  Released released;
+  if (verdict.action == Verdict::Action::kSend)
+    released.to_client.push_back(std::move(verdict.text));
+  for (std::string& line : verdict.to_destination) released.to_client.push_back(std::move(line));
+  released.to_server = std::move(verdict.to_sender);
+  return released;
 }
 
 }  // namespace ctxguard::proxy

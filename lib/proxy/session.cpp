@@ -283,14 +283,13 @@ awaitable<void> Session::forward(Direction direction, const jsonrpc::LineFramer:
 awaitable<void> Session::end_discovery_after(milliseconds deadline) {
   asio::steady_timer timer(io_, deadline);
   co_await timer.async_wait(kUseTuple);
-  std::vector<std::string> lines = interceptor_.end_discovery();
-  if (!lines.empty()) {
-    spdlog::warn(
-        "the server did not list its tools within {} ms; the client gets its answer "
-        "without the listing",
-        deadline.count());
+  Interceptor::Released released = interceptor_.end_discovery(std::chrono::steady_clock::now());
+  if (!released.to_client.empty() || !released.to_server.empty()) {
+    spdlog::warn("the server did not list its tools within {} ms; going on without the listing",
+                 deadline.count());
   }
-  for (std::string& line : lines) co_await to_client_.send(std::move(line));
+  for (std::string& line : released.to_server) co_await to_server_.send(std::move(line));
+  for (std::string& line : released.to_client) co_await to_client_.send(std::move(line));
 }
 
 awaitable<void> Session::write_to_server() { co_await to_server_.run(); }
@@ -416,7 +415,9 @@ awaitable<void> Session::finish() {
 // Each client request the server never answered gets a JSON-RPC error naming how it ended.
 awaitable<void> Session::answer_abandoned() {
   // What ctxguard held while it listed the server's tools goes first, as it came.
-  for (std::string& line : interceptor_.end_discovery()) co_await to_client_.send(std::move(line));
+  // (A held request of the client's is among the abandoned ones: it gets its error below.)
+  Interceptor::Released released = interceptor_.end_discovery(std::chrono::steady_clock::now());
+  for (std::string& line : released.to_client) co_await to_client_.send(std::move(line));
   const std::string reason = "MCP server " + server_.exit_status()->describe();
   const auto abandoned = interceptor_.router().abandon_client_requests();
   if (!abandoned.empty()) {

@@ -32,7 +32,8 @@ json::object init_response() {
 
 TEST_CASE("discovery, legacy: initialized first, then tools/list page by page") {
   ToolDiscovery discovery;
-  const auto lines = discovery.start(init_response(), Era::kLegacy, nullptr);
+  const auto lines =
+      discovery.start(init_response(), ToolDiscovery::Held::kServerResult, Era::kLegacy, nullptr);
   REQUIRE(lines.size() == 2);
   CHECK(json::parse(lines[0]) ==
         json::parse(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
@@ -64,7 +65,7 @@ TEST_CASE("discovery, legacy: initialized first, then tools/list page by page") 
   CHECK(outcome.complete);
   CHECK(outcome.tools.size() == 2);
   CHECK(outcome.held == std::vector<std::string>{"held line"});
-  CHECK(outcome.response == json::value(init_response()));
+  CHECK(outcome.message == json::value(init_response()));
   CHECK(discovery.phase() == ToolDiscovery::Phase::kDone);
 
   // The client's own notifications/initialized is dropped, once.
@@ -76,7 +77,8 @@ TEST_CASE("discovery, legacy: initialized first, then tools/list page by page") 
 TEST_CASE("discovery, modern: no notification, the request carries the client's _meta") {
   ToolDiscovery discovery;
   const json::object meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
-  const auto lines = discovery.start(init_response(), Era::kModern, &meta);
+  const auto lines =
+      discovery.start(init_response(), ToolDiscovery::Held::kServerResult, Era::kModern, &meta);
   REQUIRE(lines.size() == 1);
   CHECK(json::parse(lines[0]).at("params").at("_meta") == meta);
   CHECK_FALSE(discovery.drops_client_notification("notifications/initialized"));
@@ -84,14 +86,14 @@ TEST_CASE("discovery, modern: no notification, the request carries the client's 
 
 TEST_CASE("discovery: an error ends it incomplete; a late answer is still ctxguard's") {
   ToolDiscovery discovery;
-  discovery.start(init_response(), Era::kLegacy, nullptr);
+  discovery.start(init_response(), ToolDiscovery::Held::kServerResult, Era::kLegacy, nullptr);
   const auto error = discovery.on_server_message(message_of(json::parse(
       R"({"jsonrpc":"2.0","id":"ctxguard-tools-1","error":{"code":-32601,"message":"no"}})")));
   CHECK(error.finished);
   CHECK_FALSE(discovery.finish().complete);
 
   ToolDiscovery slow;
-  slow.start(init_response(), Era::kLegacy, nullptr);
+  slow.start(init_response(), ToolDiscovery::Held::kServerResult, Era::kLegacy, nullptr);
   CHECK_FALSE(slow.finish().complete);  // the deadline
   const auto late = slow.on_server_message(message_of(page("ctxguard-tools-1", {})));
   CHECK(late.ours);

@@ -92,11 +92,11 @@ TEST_CASE("compact: when the listing never ends, end_discovery releases what was
   session.from_server(
       response(0, json::object{{"capabilities", json::object{{"tools", json::object{}}}}}));
   session.from_server(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/message"}});
-  const auto lines = session.interceptor.end_discovery();
+  const auto lines = session.interceptor.end_discovery(std::chrono::steady_clock::now()).to_client;
   REQUIRE(lines.size() == 2);
   CHECK(json::parse(lines[0]).at("id") == 0);
   CHECK(json::parse(lines[1]).at("method") == "notifications/message");
-  CHECK(session.interceptor.end_discovery().empty());
+  CHECK(session.interceptor.end_discovery(std::chrono::steady_clock::now()).to_client.empty());
   // Its answer, late, goes nowhere.
   CHECK(session.from_server(response("ctxguard-tools-1", json::object{{"tools", json::array{}}}))
             .action == Verdict::Action::kDrop);
@@ -141,4 +141,30 @@ TEST_CASE("ctxguard_fetch {tool}: a definition as the server sent it, in any mod
   const Verdict reply = session.from_client(call(2, "ctxguard_fetch", {{"tool", "alpha"}}));
   REQUIRE(reply.action == Verdict::Action::kReply);
   CHECK(inner_json(json::parse(reply.text)) == tools_with_guidance().at(0));
+}
+
+TEST_CASE("compact, modern: a process that saw no server/discover lists before the client") {
+  Session session;
+  use_profile(session, "toolList: compact\n");
+  const json::object meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
+  json::object list = request(1, "tools/list");
+  list["params"] = json::object{{"_meta", meta}};
+  const Verdict held = session.from_client(list);
+  CHECK(held.action == Verdict::Action::kDrop);
+  CHECK(held.discovery_started);
+  REQUIRE(held.to_destination.size() == 1);  // no notifications/initialized in this era
+  const json::value own = json::parse(held.to_destination[0]);
+  CHECK(own.at("params").at("_meta") == meta);
+
+  const Verdict released = session.from_server(
+      response("ctxguard-tools-1", json::object{{"tools", tools_with_guidance()}}));
+  CHECK(released.action == Verdict::Action::kDrop);
+  REQUIRE(released.to_sender.size() == 1);
+  CHECK(json::parse(released.to_sender[0]) == json::value(list));
+
+  // The client's listing, answered now, without the guidance the sibling's instructions said.
+  const Verdict answer =
+      session.from_server(response(1, json::object{{"tools", tools_with_guidance()}}));
+  REQUIRE(answer.action == Verdict::Action::kSend);
+  CHECK(json::parse(answer.text).at("result").at("tools").at(1).at("description") == "Does beta.");
 }
