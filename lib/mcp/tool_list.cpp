@@ -13,14 +13,16 @@ namespace ctxguard::mcp {
 
 namespace json = boost::json;
 
-json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                   std::size_t max_page_size, FetchToolForm form) {
+namespace {
+
+// ctxguard_fetch's input schema, every parameter described.
+json::object fetch_input_schema(std::size_t page_size, std::size_t max_page_size) {
   json::object limit{{"type", "integer"},
                      {"minimum", 1},
                      {"maximum", max_page_size},
                      {"description", fmt::format("Items per page (default {}, at most {}).",
                                                  page_size, max_page_size)}};
-  json::object schema{
+  return json::object{
       {"type", "object"},
       {"properties",
        json::object{
@@ -54,6 +56,13 @@ json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
                           "text."}}}}},
       {"required", json::array{"cursor"}},
       {"additionalProperties", false}};
+}
+
+}  // namespace
+
+json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
+                                   std::size_t max_page_size, FetchToolForm form) {
+  json::object schema = fetch_input_schema(page_size, max_page_size);
   std::string description =
       "Continues a tool result that ctxguard shortened to fit the context budget, from "
       "ctxguard's cache (the tool is not run again): the next page or chunk "

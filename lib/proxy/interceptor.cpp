@@ -165,30 +165,13 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
                   [](const jsonrpc::Envelope& e) { return e.kind == jsonrpc::Kind::kUnknown; })) {
     return drop_non_protocol(line, "JSON, but not a JSON-RPC message");
   }
+  bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kServerToClient) {
     if (auto verdict = on_discovery_answer(message, now)) return std::move(*verdict);
-  } else if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
-             discovery_.drops_client_notification(message.envelopes.front().method)) {
-    spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
-                  message.envelopes.front().method);
-    return {Verdict::Action::kDrop, {}};
-  }
-  bool redirected = false;  // a call through the call tool, now the tools/call it stands for
-  if (direction == Direction::kClientToServer) {
-    const mcp::Era era = observe_client(message);
-    if (auto held = hold_first_listing(message, era)) return std::move(*held);
-    try {
-      CatalogCall catalog_call = answer_catalog_call(message, era, wall_now, started);
-      if (catalog_call.reply) return std::move(*catalog_call.reply);
-      redirected = catalog_call.redirected;
-      if (auto reply = answer_fetch(message, era, now, wall_now, started)) {
-        return std::move(*reply);
-      }
-    } catch (const std::exception& error) {
-      // A bug or an allocation failure must cost this one answer, never the session.
-      spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
-      return fetch_failed(message.envelopes.front().id, era, wall_now, started);
-    }
+  } else {
+    OwnCall own = take_client_message(message, now, wall_now, started);
+    if (own.reply) return std::move(*own.reply);
+    redirected = own.redirected;
   }
 
   const auto routes = router_.observe(direction, message, now, profile_);
@@ -329,34 +312,6 @@ Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view w
   return {Verdict::Action::kDrop, {}};
 }
 
-std::optional<Interceptor::ToolCallRequest> Interceptor::tool_call_of(jsonrpc::Message& message) {
-  // Batches (gone from MCP since 2025-06-18) are not split: a call inside one reaches the server.
-  if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
-      message.envelopes.front().method != session::kToolsCall) {
-    return std::nullopt;
-  }
-  json::value* params = message.document.as_object().if_contains("params");
-  json::object* params_object = params != nullptr ? params->if_object() : nullptr;
-  const json::value* name = params_object != nullptr ? params_object->if_contains("name") : nullptr;
-  if (name == nullptr || !name->is_string()) return std::nullopt;
-  static const json::value kNoArguments;
-  const json::value* arguments = params_object->if_contains("arguments");
-  return ToolCallRequest{message.envelopes.front().id, *params_object, name->get_string(),
-                         arguments != nullptr ? *arguments : kNoArguments};
-}
-
-Verdict Interceptor::own_reply(const json::value& id, json::object&& result, mcp::Era era,
-                               std::string_view tool, WallClock::time_point wall_now) {
-  protocol_.stamp_own_result(result, era);
-  if (sampler_ != nullptr && sampler_->draw()) {
-    sampler_->offer(wall_now, tool, protocol_.client_name(), result);
-  }
-  json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-  Verdict verdict{Verdict::Action::kReply, {}};
-  write_json(verdict.text, response);
-  return verdict;
-}
-
 std::optional<Verdict> Interceptor::answer_fetch(jsonrpc::Message& message, mcp::Era era,
                                                  Clock::time_point now,
                                                  WallClock::time_point wall_now,
@@ -442,13 +397,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
-    if (holds_for_discovery(*result, answer)) {
-      discovery_start_ = DiscoveryStart{
-          route.method == session::kInitialize ? mcp::Era::kLegacy : mcp::Era::kModern,
-          route.context ? route.context : profile_};
-      return false;
-    }
-    return rewrite_instructions(*result, profile);
+    return rewrite_discovery_result(*result, answer);
   }
   return false;
 }

@@ -139,6 +139,8 @@ class Interceptor {
   Verdict relay_line(session::Direction direction, std::string_view line, Clock::time_point now,
                      WallClock::time_point wall_now);
   // interceptor_discovery.cpp: ctxguard's own listing before the instructions go out.
+  // The initialize / server/discover result: the instructions added, or held for the listing.
+  bool rewrite_discovery_result(boost::json::object& result, const Answer& answer);
   // Whether the answer to initialize / server/discover waits for it (compact mode).
   bool holds_for_discovery(const boost::json::object& result, const Answer& answer) const;
   Verdict start_discovery(jsonrpc::Message& message);
@@ -151,6 +153,17 @@ class Interceptor {
   // the held tools/list (to the server).
   Verdict release_discovery(Clock::time_point now);
   void remember_discover_meta(const boost::json::object& request);
+  // What ctxguard does with a client's call to one of its own tools: the reply it gives itself, or
+  // nothing, with the call redirected (ctxguard_call_tool) or not.
+  struct OwnCall {
+    std::optional<Verdict> reply;
+    bool redirected = false;
+  };
+  // interceptor_tools.cpp: a client message before it is routed: what the protocol state learns,
+  // and the answer ctxguard gives itself (ctxguard_fetch, the lazy tools, a held listing), or a
+  // call through ctxguard_call_tool redirected.
+  OwnCall take_client_message(jsonrpc::Message& message, Clock::time_point now,
+                              WallClock::time_point wall_now, Clock::time_point started);
   // A client message: what ProtocolState learns from it; the era of its (first) request.
   mcp::Era observe_client(const jsonrpc::Message& message);
   // A server message (one element of a batch): what ProtocolState learns from it.
@@ -178,12 +191,8 @@ class Interceptor {
   // interceptor_tools.cpp: tools/call of ctxguard's tools about the server's tools (the search,
   // the call tool, ctxguard_fetch {"tool"}; docs/protocol.md 4.2). A reply, or nothing: then a
   // call through the call tool has become the tools/call it stands for (`redirected`).
-  struct CatalogCall {
-    std::optional<Verdict> reply;
-    bool redirected = false;
-  };
-  CatalogCall answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
-                                  WallClock::time_point wall_now, Clock::time_point started);
+  OwnCall answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
+                              WallClock::time_point wall_now, Clock::time_point started);
   Verdict reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup, mcp::Era era,
                        WallClock::time_point wall_now, Clock::time_point started);
   // Rewrites one response in place; true when it changed.

@@ -25,6 +25,14 @@ bool Interceptor::holds_for_discovery(const json::object& result, const Answer& 
          capabilities->get_object().contains("tools");
 }
 
+bool Interceptor::rewrite_discovery_result(json::object& result, const Answer& answer) {
+  if (!holds_for_discovery(result, answer)) return rewrite_instructions(result, answer.profile);
+  discovery_start_ = DiscoveryStart{
+      answer.route.method == session::kInitialize ? mcp::Era::kLegacy : mcp::Era::kModern,
+      answer.route.context ? answer.route.context : profile_};
+  return false;  // held: start_discovery takes the message once the line is relayed
+}
+
 void Interceptor::remember_discover_meta(const json::object& request) {
   const json::value* params = request.if_contains("params");
   const json::value* meta = params != nullptr && params->is_object()

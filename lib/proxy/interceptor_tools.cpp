@@ -83,9 +83,9 @@ bool Interceptor::rewrite_instructions(json::object& result, const config::Profi
   return changed;
 }
 
-Interceptor::CatalogCall Interceptor::answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
-                                                          WallClock::time_point wall_now,
-                                                          Clock::time_point started) {
+Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
+                                                      WallClock::time_point wall_now,
+                                                      Clock::time_point started) {
   const auto call = tool_call_of(message);
   if (!call) return {};
   const mcp::OwnToolNames& names = tool_list_.own_tool_names();
@@ -154,6 +154,57 @@ Verdict Interceptor::reply_lookup(const ToolCallRequest& call, pipeline::ToolLoo
   event.proxy_latency = Clock::now() - started;
   emit(std::move(event));
   return verdict;
+}
+
+std::optional<Interceptor::ToolCallRequest> Interceptor::tool_call_of(jsonrpc::Message& message) {
+  // Batches (gone from MCP since 2025-06-18) are not split: a call inside one reaches the server.
+  if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
+      message.envelopes.front().method != session::kToolsCall) {
+    return std::nullopt;
+  }
+  json::value* params = message.document.as_object().if_contains("params");
+  json::object* params_object = params != nullptr ? params->if_object() : nullptr;
+  const json::value* name = params_object != nullptr ? params_object->if_contains("name") : nullptr;
+  if (name == nullptr || !name->is_string()) return std::nullopt;
+  static const json::value kNoArguments;
+  const json::value* arguments = params_object->if_contains("arguments");
+  return ToolCallRequest{message.envelopes.front().id, *params_object, name->get_string(),
+                         arguments != nullptr ? *arguments : kNoArguments};
+}
+
+Verdict Interceptor::own_reply(const json::value& id, json::object&& result, mcp::Era era,
+                               std::string_view tool, WallClock::time_point wall_now) {
+  protocol_.stamp_own_result(result, era);
+  if (sampler_ != nullptr && sampler_->draw()) {
+    sampler_->offer(wall_now, tool, protocol_.client_name(), result);
+  }
+  json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  Verdict verdict{Verdict::Action::kReply, {}};
+  write_json(verdict.text, response);
+  return verdict;
+}
+
+Interceptor::OwnCall Interceptor::take_client_message(jsonrpc::Message& message,
+                                                      Clock::time_point now,
+                                                      WallClock::time_point wall_now,
+                                                      Clock::time_point started) {
+  if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
+      discovery_.drops_client_notification(message.envelopes.front().method)) {
+    spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
+                  message.envelopes.front().method);
+    return {Verdict{Verdict::Action::kDrop, {}}};
+  }
+  const mcp::Era era = observe_client(message);
+  if (auto held = hold_first_listing(message, era)) return {std::move(held)};
+  try {
+    OwnCall catalog_call = answer_catalog_call(message, era, wall_now, started);
+    if (catalog_call.reply || catalog_call.redirected) return catalog_call;
+    return {answer_fetch(message, era, now, wall_now, started)};
+  } catch (const std::exception& error) {
+    // A bug or an allocation failure must cost this one answer, never the session.
+    spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
+    return {fetch_failed(message.envelopes.front().id, era, wall_now, started)};
+  }
 }
 
 }  // namespace ctxguard::proxy
