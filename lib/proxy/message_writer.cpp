@@ -8,6 +8,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "proxy/use_tuple.hpp"
+
 namespace ctxguard::proxy {
 
 namespace asio = boost::asio;
@@ -31,7 +33,7 @@ MessageWriter::MessageWriter(asio::posix::stream_descriptor stream, std::size_t 
       done_event_(stream_.get_executor(), asio::steady_timer::time_point::max()) {}
 
 asio::awaitable<void> MessageWriter::sleep_until_woken(asio::steady_timer& event) {
-  co_await event.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_await event.async_wait(kUseTuple);
 }
 
 asio::awaitable<bool> MessageWriter::send(std::string message) {
@@ -88,8 +90,7 @@ asio::awaitable<boost::system::error_code> MessageWriter::run() {
       counted = transferred;
       return failure ? 0 : kMaxWriteBytes;
     };
-    auto [ec, written] = co_await asio::async_write(stream_, buffers, count_progress,
-                                                    asio::as_tuple(asio::use_awaitable));
+    auto [ec, written] = co_await asio::async_write(stream_, buffers, count_progress, kUseTuple);
     count_progress(ec, written);
     if (ec) {
       error = ec;

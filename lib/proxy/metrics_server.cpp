@@ -19,6 +19,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "proxy/use_tuple.hpp"
+
 namespace ctxguard::proxy {
 
 namespace asio = boost::asio;
@@ -29,7 +31,6 @@ using asio::ip::tcp;
 
 namespace {
 
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 // After a failed accept (out of descriptors, say), wait this long before the next.
 constexpr std::chrono::milliseconds kAcceptRetry{500};
 // What a closing connection still reads and drops, at most (see linger()).

@@ -10,6 +10,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "proxy/use_tuple.hpp"
+
 namespace ctxguard::proxy {
 namespace {
 
@@ -36,7 +38,7 @@ asio::awaitable<bool> ServerShutdown::wait_until(std::function<bool()> done, mil
   while (!done() && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(std::min<std::chrono::steady_clock::duration>(
         kLookInterval, deadline - std::chrono::steady_clock::now()));
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    co_await timer.async_wait(kUseTuple);
   }
   co_return done();
 }

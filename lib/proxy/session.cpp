@@ -16,6 +16,7 @@
 #include "jsonrpc/message.hpp"
 #include "mcp/tool_list.hpp"
 #include "proxy/proxy.hpp"
+#include "proxy/use_tuple.hpp"
 
 namespace ctxguard::proxy {
 namespace {
@@ -25,7 +26,6 @@ using asio::awaitable;
 using session::Direction;
 using std::chrono::milliseconds;
 
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 // A server that exits closes its output first: how long its exit may take to be seen before an
 // ended output is taken for a server that lives on without one.
 constexpr milliseconds kExitAfterOutputGrace{200};
