@@ -336,6 +336,8 @@ std::vector<std::string> shared_sentences(const json::array& tools) {
 
 Compaction compact_input_schema(json::object& schema, std::string_view tool_name) {
   Compaction compaction;
+  // Definitions first: what no $ref reaches must not keep $schema (compacting is idempotent).
+  compaction.definitions_removed = remove_unreachable_definitions(schema);
   if (dialect_is_default(schema)) compaction.keywords_removed += erase_member(schema, "$schema");
   const json::value* title = schema.if_contains("title");
   if (title != nullptr && title->is_string() &&
@@ -343,7 +345,6 @@ Compaction compact_input_schema(json::object& schema, std::string_view tool_name
     compaction.keywords_removed += erase_member(schema, "title");
   }
   strip_annotations(schema, "", compaction);
-  compaction.definitions_removed = remove_unreachable_definitions(schema);
   return compaction;
 }
 

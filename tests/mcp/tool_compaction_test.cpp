@@ -97,6 +97,18 @@ TEST_CASE("schema: $schema stays when the old draft means something else in 2020
   CHECK_FALSE(annotated.contains("$schema"));
 }
 
+TEST_CASE("schema: a definition no $ref reaches does not keep $schema; twice removes nothing") {
+  json::object schema = object_of(R"({
+    "$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+    "definitions": {"old": {"items": [{"type": "string"}]}}})");
+  const auto first = compact_input_schema(schema, "t");
+  CHECK(first.definitions_removed == 1);
+  CHECK_FALSE(schema.contains("$schema"));
+  const auto second = compact_input_schema(schema, "t");
+  CHECK(second.keywords_removed == 0);
+  CHECK(second.definitions_removed == 0);
+}
+
 TEST_CASE("schema: definitions no $ref reaches go, the ones reached (also through others) stay") {
   json::object schema = object_of(R"({
     "type": "object",
