@@ -45,3 +45,8 @@ echo "== telemetry per call (bench/telemetry_bench.cpp)"
 # to the answer's size (docs/security.md, "Resource bounds").
 echo "== peak memory per answer (scripts/bench-memory.mjs)"
 node "$repo/scripts/bench-memory.mjs" --ctxguard "$build/ctxguard" --sizes 10,100
+# toolList full / compact / lazy on a generated listing of 1,000 tools with repeated guidance and
+# verbose schemas: parse + edit + serialize against parse + serialize (target: compact <= 3x),
+# the tokens each mode lists, and a lazy search over the catalog (target: < 5 ms).
+echo "== tool list modes (bench/tool_list_bench.cpp)"
+"$build/bench/tool_list_bench" --tools 1000

@@ -53,21 +53,23 @@ json::object shown_tool(const Tool& tool, bool in_full) {
 
 struct SearchPage {
   std::string_view query;
-  std::vector<json::object> shown;      // the tools, best first
-  std::vector<std::string_view> names;  // of all the tools found, in the same order
+  std::vector<const Tool*> found;  // best first
+  bool definitions = false;        // show definitions (a query), else names and descriptions
 };
 
 std::string compose(const SearchPage& page, std::size_t in_full, std::size_t named) {
   json::object answer;
   if (!page.query.empty()) answer["query"] = page.query;
-  answer["found"] = page.names.size();
+  answer["found"] = page.found.size();
   json::array tools;
-  for (std::size_t i = 0; i < in_full; ++i) tools.emplace_back(page.shown[i]);
+  for (std::size_t i = 0; i < in_full; ++i) {
+    tools.emplace_back(shown_tool(*page.found[i], page.definitions));
+  }
   answer["tools"] = std::move(tools);
   json::array also;
-  for (std::size_t i = in_full; i < in_full + named; ++i) also.emplace_back(page.names[i]);
+  for (std::size_t i = in_full; i < in_full + named; ++i) also.emplace_back(page.found[i]->name);
   if (!also.empty()) answer["alsoFound"] = std::move(also);
-  if (in_full + named < page.names.size()) answer["unlisted"] = page.names.size() - in_full - named;
+  if (in_full + named < page.found.size()) answer["unlisted"] = page.found.size() - in_full - named;
   return to_json(answer);
 }
 
@@ -76,17 +78,17 @@ std::string compose(const SearchPage& page, std::size_t in_full, std::size_t nam
 std::string fitted(const SearchPage& page, const budget::FitBudget& budget, ToolLookup& lookup) {
   budget::AnswerSize total = measure(compose(page, 0, 0));
   std::size_t in_full = 0;
-  while (in_full < page.shown.size()) {
+  while (in_full < page.found.size()) {
     budget::AnswerSize next = total;
-    add_to(next, measure(to_json(page.shown[in_full])));
+    add_to(next, measure(to_json(shown_tool(*page.found[in_full], page.definitions))));
     if (!budget::fits(next, budget)) break;
     total = next;
     ++in_full;
   }
   std::size_t named = 0;
-  while (in_full + named < page.names.size()) {
+  while (in_full + named < page.found.size()) {
     budget::AnswerSize next = total;
-    add_to(next, measure(fmt::format("\"{}\",", page.names[in_full + named])));
+    add_to(next, measure(fmt::format("\"{}\",", page.found[in_full + named]->name)));
     if (!budget::fits(next, budget)) break;
     total = next;
     ++named;
@@ -100,7 +102,7 @@ std::string fitted(const SearchPage& page, const budget::FitBudget& budget, Tool
     }
     text = compose(page, in_full, named);
   }
-  lookup.found = page.names.size();
+  lookup.found = page.found.size();
   lookup.shown = in_full;
   return text;
 }
@@ -137,17 +139,11 @@ ToolLookup search_tools(const mcp::ToolCatalog& catalog, const json::value& argu
     if (!given->is_string()) return refusal("`query` must be a string of words.");
     query = given->get_string();
   }
-  SearchPage page{query, {}, {}};
-  const bool in_full = !mcp::words_of(query).empty();
-  std::vector<const Tool*> found;
-  if (in_full) {
-    found = catalog.search(query);
+  SearchPage page{query, {}, !mcp::words_of(query).empty()};
+  if (page.definitions) {
+    page.found = catalog.search(query);
   } else {
-    for (const Tool& tool : catalog.tools()) found.push_back(&tool);
-  }
-  for (const Tool* tool : found) {
-    page.shown.push_back(shown_tool(*tool, in_full));
-    page.names.emplace_back(tool->name);
+    for (const Tool& tool : catalog.tools()) page.found.push_back(&tool);
   }
   ToolLookup lookup;
   lookup.result = text_tool_result(fitted(page, budget, lookup), ToolResult::kAnswer);

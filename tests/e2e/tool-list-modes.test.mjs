@@ -77,6 +77,24 @@ async function listingTokens(session) {
 }
 
 const verdict = (result) => ({ isError: result.isError === true, text: result.content?.[0]?.text });
+
+/** What a call came to: its result's verdict, or the JSON-RPC error; `dir` written as <dir>. */
+async function outcome(call, dir) {
+  const clean = (text) => (dir && typeof text === 'string' ? text.replaceAll(dir, '<dir>') : text);
+  try {
+    const v = verdict(await call);
+    return { ...v, text: clean(v.text) };
+  } catch (err) {
+    return { error: err.code, message: clean(err.message) };
+  }
+}
+
+/** Calls `name` with `args` on a session in `mode`: by name, or through ctxguard_call_tool. */
+function callIn(session, mode, name, args) {
+  return mode === 'lazy'
+    ? session.client.callTool({ name: CALL, arguments: { name, arguments: args } })
+    : session.client.callTool({ name, arguments: args });
+}
 const textOf = (result) => result.content[0].text;
 
 /** Every property name of a schema, nested ones as paths, definitions included. */
@@ -210,6 +228,56 @@ describe('toolList modes', { skip: SKIP }, () => {
       console.log(`# compact: ${valid} valid and ${invalid} invalid argument sets over 120 tools, the same verdicts`);
     });
   });
+
+  test('full, 120 tools: the same verdicts directly and through ctxguard', T, async () => {
+    const proxied = await connectProxied(manyTools(), ['--tool-list', 'full']);
+    let calls = 0;
+    for (const original of directTools) {
+      for (const { label, args } of argumentCases(original.inputSchema)) {
+        assert.deepEqual(await outcome(callIn(proxied, 'full', original.name, args)),
+          await outcome(callIn(direct, 'full', original.name, args)), `${original.name}, ${label}`);
+        calls++;
+      }
+    }
+    assert.ok(calls > 1300);
+    await proxied.close();
+  });
+
+  for (const server of ['memory', 'filesystem']) {
+    test(`server-${server}, every mode: every tool callable, the same verdicts as directly`, T, async () => {
+      const fresh = () => {
+        const own = makeTempDir();
+        const command = server === 'memory'
+          ? { ...serverCommand('memory'), env: { ...process.env, MEMORY_FILE_PATH: path.join(own, 'memory.jsonl') } }
+          : serverCommand('filesystem', own);
+        return { own, command };
+      };
+      const reference = fresh();
+      const plain = await connectDirect(reference.command);
+      const { tools } = await plain.client.listTools();
+      let calls = 0;
+      for (const mode of ['full', 'compact', 'lazy']) {
+        const mine = fresh();
+        const theirs = fresh();
+        const d = await connectDirect(theirs.command);
+        const p = await connectProxied(mine.command, ['--tool-list', mode]);
+        for (const tool of tools) {
+          for (const { label, args } of argumentCases(tool.inputSchema)) {
+            assert.deepEqual(await outcome(callIn(p, mode, tool.name, args), mine.own),
+              await outcome(callIn(d, 'full', tool.name, args), theirs.own), `${mode}: ${tool.name}, ${label}`);
+            calls++;
+          }
+        }
+        await d.close();
+        await p.close();
+        removeDir(mine.own);
+        removeDir(theirs.own);
+      }
+      await plain.close();
+      removeDir(reference.own);
+      console.log(`# server-${server}: ${tools.length} tools, ${calls} calls over the three modes, the same verdicts as directly`);
+    });
+  }
 
   describe('lazy, 120 tools in pages of 50', () => {
     let proxied;
