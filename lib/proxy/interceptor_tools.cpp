@@ -90,7 +90,9 @@ Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message,
   if (!call) return {};
   const mcp::OwnToolNames& names = tool_list_.own_tool_names();
   const mcp::ToolCatalog& catalog = tool_list_.catalog();
-  const bool lazy = tool_list_.lazy_listed();
+  // The mode in force, or the one the client's list came in (a reload may have changed it since).
+  const bool lazy =
+      tool_list_.lazy_listed() || profile_->global().tool_list == config::ToolListMode::kLazy;
   const std::string_view search = lazy ? std::string_view(names.search) : std::string_view();
   if (call->name == fetch_.name()) {
     const json::object* args = call->arguments.if_object();
@@ -121,7 +123,8 @@ Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message,
         0, 0, true};
     return {reply_lookup(*call, std::move(refusal), era, wall_now, started)};
   }
-  if (catalog.find(target->get_string()) == nullptr) {
+  // Before any listing ctxguard knows no tool: the server says whether it has this one.
+  if (catalog.size() > 0 && catalog.find(target->get_string()) == nullptr) {
     return {reply_lookup(*call, pipeline::unknown_tool(catalog, target->get_string(), search), era,
                          wall_now, started)};
   }

@@ -8,6 +8,9 @@
 //     tool a table of valid and invalid arguments gets the same verdict from the server directly
 //     and through ctxguard, and the same verdict from Ajv against the schema as the server sent
 //     it (draft-07) and as ctxguard listed it (no $schema: 2020-12, MCP's default);
+//   - full, 120 tools, and server-memory and server-filesystem in every mode: every tool called
+//     with the same table (each session with a store or directory of its own), the same verdicts
+//     as directly;
 //   - lazy: ctxguard's three tools; the search finds every tool by its name, with its definition
 //     as the server sent it; every tool runs through ctxguard_call_tool with the same verdicts as
 //     directly; an unknown name is an isError naming the closest;
@@ -261,6 +264,7 @@ describe('toolList modes', { skip: SKIP }, () => {
         const theirs = fresh();
         const d = await connectDirect(theirs.command);
         const p = await connectProxied(mine.command, ['--tool-list', mode]);
+        await p.client.listTools();  // as a client does before it calls
         for (const tool of tools) {
           for (const { label, args } of argumentCases(tool.inputSchema)) {
             assert.deepEqual(await outcome(callIn(p, mode, tool.name, args), mine.own),

@@ -134,6 +134,14 @@ TEST_CASE("lazy: the search answers from the listing, the call tool becomes the 
   CHECK(json::parse(malformed.text).at("result").at("isError") == true);
 }
 
+TEST_CASE("lazy: a call before any listing goes to the server, which knows its tools") {
+  Session session;
+  use_profile(session, "toolList: lazy\n");
+  const Verdict redirected = session.from_client(call(1, "ctxguard_call_tool", {{"name", "beta"}}));
+  REQUIRE(redirected.action == Verdict::Action::kSend);
+  CHECK(json::parse(redirected.text).at("params").at("name") == "beta");
+}
+
 TEST_CASE("ctxguard_fetch {tool}: a definition as the server sent it, in any mode") {
   Session session;
   session.from_client(request(1, "tools/list"));
