@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "mcp/instructions.hpp"
 #include "support/json_pointer.hpp"
 
 namespace ctxguard::mcp {
@@ -198,6 +199,11 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
                                        std::string_view client, ToolListEdit& edit) {
   const config::ToolListMode mode = profile.global().tool_list;
   const bool size_hints = lists_size_hints(client);
+  // The guidance said once in the instructions leaves the descriptions only for a client that
+  // shows the model the instructions.
+  const std::span<const std::string> shared = reads_instructions(client)
+                                                  ? std::span<const std::string>(shared_)
+                                                  : std::span<const std::string>();
   for (json::value& tool : tools) {
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
@@ -215,7 +221,7 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
       ++edit.size_hints;
     }
     if (mode == config::ToolListMode::kCompact) {
-      const Compaction compaction = compact_tool(*object, shared_);
+      const Compaction compaction = compact_tool(*object, shared);
       edit.compaction.keywords_removed += compaction.keywords_removed;
       edit.compaction.definitions_removed += compaction.definitions_removed;
       edit.compaction.shared_removed += compaction.shared_removed;

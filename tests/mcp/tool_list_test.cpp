@@ -239,3 +239,21 @@ TEST_CASE("tool list lazy: a server tool with one of ctxguard's names makes ours
   CHECK(edit.names.call == "proxy_ctxguard_call_tool");
   CHECK(edit.names.search == "ctxguard_search_tools");
 }
+
+TEST_CASE("tool list compact: Claude Desktop, which shows no instructions, keeps the guidance") {
+  const auto profile = profile_from("toolList: compact\n");
+  const std::string guidance = "Every call is logged for audit, with its arguments.";
+  const auto listing = [&] {
+    return json::object{{"tools", json::array{json::object{
+                                      {"name", "a"}, {"description", "Does a. " + guidance}}}}};
+  };
+  ToolListEditor editor;
+  editor.set_shared_guidance({guidance});
+  json::object desktop = listing();
+  editor.edit(desktop, *profile, "claude-ai");
+  CHECK(std::string(desktop.at("tools").at(0).at("description").as_string()) ==
+        "Does a. " + guidance);
+  json::object code = listing();
+  editor.edit(code, *profile, "claude-code");
+  CHECK(code.at("tools").at(0).at("description") == "Does a.");
+}
