@@ -193,6 +193,9 @@ class Interceptor {
   // call through the call tool has become the tools/call it stands for (`redirected`).
   OwnCall answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
                               WallClock::time_point wall_now, Clock::time_point started);
+  // ctxguard_call_tool: the tools/call it stands for, in place, or the refusal of a bad one.
+  OwnCall redirect_call(const ToolCallRequest& call, mcp::Era era, WallClock::time_point wall_now,
+                        Clock::time_point started);
   Verdict reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup, mcp::Era era,
                        WallClock::time_point wall_now, Clock::time_point started);
   // Rewrites one response in place; true when it changed.

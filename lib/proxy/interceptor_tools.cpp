@@ -11,6 +11,7 @@
 #include "budget/answer_size.hpp"
 #include "mcp/instructions.hpp"
 #include "pipeline/metadata.hpp"
+#include "support/json_pointer.hpp"
 
 namespace ctxguard::proxy {
 
@@ -110,7 +111,15 @@ Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message,
                          wall_now, started)};
   }
   if (call->name != names.call) return {};
-  const json::object* args = call->arguments.if_object();
+  return redirect_call(*call, era, wall_now, started);
+}
+
+Interceptor::OwnCall Interceptor::redirect_call(const ToolCallRequest& call, mcp::Era era,
+                                                WallClock::time_point wall_now,
+                                                Clock::time_point started) {
+  const mcp::OwnToolNames& names = tool_list_.own_tool_names();
+  const mcp::ToolCatalog& catalog = tool_list_.catalog();
+  const json::object* args = call.arguments.if_object();
   const json::value* target = args != nullptr ? args->if_contains("name") : nullptr;
   const json::value* arguments = args != nullptr ? args->if_contains("arguments") : nullptr;
   if (target == nullptr || !target->is_string() ||
@@ -121,22 +130,22 @@ Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message,
                         names.call),
             pipeline::ToolResult::kError),
         0, 0, true};
-    return {reply_lookup(*call, std::move(refusal), era, wall_now, started)};
+    return {reply_lookup(call, std::move(refusal), era, wall_now, started)};
   }
   // Before any listing ctxguard knows no tool: the server says whether it has this one.
   if (catalog.size() > 0 && catalog.find(target->get_string()) == nullptr) {
-    return {reply_lookup(*call, pipeline::unknown_tool(catalog, target->get_string(), search), era,
-                         wall_now, started)};
+    return {reply_lookup(call, pipeline::unknown_tool(catalog, target->get_string(), names.search),
+                         era, wall_now, started)};
   }
   // The server gets the call it would have had with the tool listed: name and arguments, the
   // rest of params (_meta, task) as they came.
   json::value name = *target;
   json::value given = arguments != nullptr ? *arguments : json::value();
-  call->params["name"] = std::move(name);
+  call.params["name"] = std::move(name);
   if (given.is_null()) {
-    call->params.erase("arguments");
+    erase_member(call.params, "arguments");
   } else {
-    call->params["arguments"] = std::move(given);
+    call.params["arguments"] = std::move(given);
   }
   return {std::nullopt, true};
 }
