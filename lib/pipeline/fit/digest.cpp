@@ -11,6 +11,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "pipeline/fit/field_rank.hpp"
 #include "support/iso_date.hpp"
 #include "support/json_compare.hpp"
 #include "support/json_writer.hpp"
@@ -43,8 +44,11 @@
 // grouped: those whose whole split the counts show (2..top_values distinct), then those with
 // more distinct values (fewer first), then constant ones; and within a group strings before
 // booleans before integers (a string category such as a status is what a reader asks about
-// most; small integers are often quantities). The summary line describes the first categorical
-// field of that order, whether or not `max_fields` leaves it in `fields`.
+// most; small integers are often quantities). Ahead of all those that vary come the fields whose
+// key names a state or kind (status, state, type, kind, level, severity, category...; the
+// kStatus words of field_rank): "how many are cancelled?" is asked of `status`, not `channel`. The
+// summary line describes the first categorical field of that order, whether or not `max_fields`
+// leaves it in `fields`.
 
 namespace ctxguard::pipeline {
 
@@ -329,13 +333,16 @@ std::vector<Category> top_categories(const FieldState& field, std::size_t top_va
 }
 
 // The order of categorical fields (see the top of this file): smaller tuples first.
-std::tuple<int, int, std::size_t, std::size_t> category_rank(const FieldState& field,
-                                                             std::size_t slot,
-                                                             const DigestLimits& limits) {
+std::tuple<bool, bool, int, int, std::size_t, std::size_t> category_rank(
+    const FieldState& field, std::size_t slot, const DigestLimits& limits) {
   const std::size_t distinct = field.categories.size();
   const int group = distinct == 1 ? 2 : (distinct <= limits.top_values ? 0 : 1);
   const int family = field.family == Family::kString ? 0 : (field.family == Family::kBool ? 1 : 2);
-  return {group, family, group == 1 ? distinct : 0, slot};
+  // A field that names a state or kind (status, type, level...) is what a reader asks about
+  // first, unless it never varies.
+  const bool constant = group == 2;
+  const bool telling = kind_of_key(field.key) == FieldKind::kStatus;
+  return {constant, !telling, group, family, group == 1 ? distinct : 0, slot};
 }
 
 json::object describe(const FieldState& field, Form form, const DigestLimits& limits) {

@@ -88,44 +88,6 @@ bool is_one_of(std::string_view word, std::initializer_list<std::string_view> wo
   return std::find(words.begin(), words.end(), word) != words.end();
 }
 
-// What the key alone says, or nothing.
-std::optional<FieldKind> kind_of_key(std::string_view key) {
-  const std::vector<std::string> words = key_words(key);
-  if (words.empty()) return std::nullopt;
-  const std::string_view last = words.back();
-  if (is_one_of(last, {"id", "ids", "uid", "uuid", "guid", "key", "ref", "slug", "sku", "sha",
-                       "hash", "isbn"})) {
-    return FieldKind::kIdentifier;
-  }
-  if (is_one_of(last, {"name", "title", "label", "subject", "email", "mail", "username", "login",
-                       "handle", "path", "filename", "nickname", "fullname", "displayname",
-                       "heading", "headline", "caption"})) {
-    return FieldKind::kName;
-  }
-  if (is_one_of(last,
-                {"status", "state", "type", "kind", "category", "level", "severity", "priority",
-                 "role", "stage", "phase", "tier", "mode", "outcome", "visibility"})) {
-    return FieldKind::kStatus;
-  }
-  // "on" only after another word: createdOn, postedOn.
-  if (is_one_of(last, {"at",        "date",     "time",    "timestamp",  "datetime",
-                       "ts",        "created",  "updated", "modified",   "deleted",
-                       "published", "expires",  "expiry",  "expiration", "deadline",
-                       "due",       "birthday", "dob",     "since",      "until"}) ||
-      (last == "on" && words.size() > 1) ||
-      is_one_of(words.front(), {"date", "datetime", "timestamp"})) {
-    return FieldKind::kDate;
-  }
-  if (is_one_of(last,
-                {"amount",   "total",  "subtotal", "price",  "cost",   "count",   "qty",
-                 "quantity", "sum",    "balance",  "fee",    "fees",   "tax",     "size",
-                 "length",   "number", "num",      "score",  "rating", "percent", "percentage",
-                 "rate",     "votes",  "age",      "weight", "height", "width",   "duration"})) {
-    return FieldKind::kAmount;
-  }
-  return std::nullopt;
-}
-
 // Value classes, lightest first (ties between classes go to the later one).
 enum class ValueClass { kNull, kBool, kNumber, kShortString, kDate, kLongText, kNested };
 constexpr std::size_t kValueClasses = 7;
@@ -195,6 +157,43 @@ bool is_first_in_kind(std::string_view key) {
 }
 
 }  // namespace
+
+std::optional<FieldKind> kind_of_key(std::string_view key) {
+  const std::vector<std::string> words = key_words(key);
+  if (words.empty()) return std::nullopt;
+  const std::string_view last = words.back();
+  if (is_one_of(last, {"id", "ids", "uid", "uuid", "guid", "key", "ref", "slug", "sku", "sha",
+                       "hash", "isbn"})) {
+    return FieldKind::kIdentifier;
+  }
+  if (is_one_of(last, {"name", "title", "label", "subject", "email", "mail", "username", "login",
+                       "handle", "path", "filename", "nickname", "fullname", "displayname",
+                       "heading", "headline", "caption"})) {
+    return FieldKind::kName;
+  }
+  if (is_one_of(last,
+                {"status", "state", "type", "kind", "category", "level", "severity", "priority",
+                 "role", "stage", "phase", "tier", "mode", "outcome", "visibility"})) {
+    return FieldKind::kStatus;
+  }
+  // "on" only after another word: createdOn, postedOn.
+  if (is_one_of(last, {"at",        "date",     "time",    "timestamp",  "datetime",
+                       "ts",        "created",  "updated", "modified",   "deleted",
+                       "published", "expires",  "expiry",  "expiration", "deadline",
+                       "due",       "birthday", "dob",     "since",      "until"}) ||
+      (last == "on" && words.size() > 1) ||
+      is_one_of(words.front(), {"date", "datetime", "timestamp"})) {
+    return FieldKind::kDate;
+  }
+  if (is_one_of(last,
+                {"amount",   "total",  "subtotal", "price",  "cost",   "count",   "qty",
+                 "quantity", "sum",    "balance",  "fee",    "fees",   "tax",     "size",
+                 "length",   "number", "num",      "score",  "rating", "percent", "percentage",
+                 "rate",     "votes",  "age",      "weight", "height", "width",   "duration"})) {
+    return FieldKind::kAmount;
+  }
+  return std::nullopt;
+}
 
 std::vector<FieldStat> rank_fields(const std::vector<const json::object*>& records,
                                    std::size_t max_string_chars) {

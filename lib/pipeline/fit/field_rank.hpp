@@ -8,7 +8,9 @@
 // field comes first. A projection keeps a prefix of this order.
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -32,6 +34,10 @@ struct FieldStat {
   std::size_t present = 0;  // records holding the key
   double tokens = 0;        // estimated tokens of `"key":value,` summed over the records
 };
+
+// What a key alone says of its field ("bookingStatus" -> kStatus, "created_at" -> kDate), or
+// nothing: its last word (split at _ - . and camelCase) looked up in the lists of field_rank.cpp.
+std::optional<FieldKind> kind_of_key(std::string_view key);
 
 // The top-level keys of `records` (each an object; null pointers are skipped), most essential
 // first. String values are priced as if cut to `max_string_chars` characters (0: whole).

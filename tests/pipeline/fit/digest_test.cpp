@@ -434,3 +434,26 @@ TEST_CASE("digest: deterministic, and independent of the items' order") {
   REQUIRE(backwards->summary == first->summary);
   REQUIRE(fields_json(*backwards) == fields_json(*first));
 }
+
+TEST_CASE("digest: a field naming a state or kind leads the summary, ahead of a channel") {
+  // 20 bookings: the channel comes first and has fewer values; the status is what is asked about.
+  json::array bookings;
+  const char* statuses[] = {"confirmed",  "cancelled",   "pending",
+                            "checked_in", "checked_out", "no_show"};
+  for (int i = 0; i < 20; ++i) {
+    bookings.push_back(json::object{{"channel", i % 2 == 0 ? "web" : "phone"},
+                                    {"bookingStatus", statuses[i % 6]},
+                                    {"nights", 1 + i % 3}});
+  }
+  const auto digest = digest_array(bookings, "/bookings");
+  REQUIRE(digest.has_value());
+  CHECK(digest->summary.rfind("20 bookings; bookingStatus: ", 0) == 0);
+  CHECK(digest->fields.begin()->key() == "bookingStatus");
+
+  // A state that never varies says nothing: the channel leads then.
+  json::array settled;
+  for (int i = 0; i < 10; ++i) {
+    settled.push_back(json::object{{"channel", i % 2 == 0 ? "web" : "phone"}, {"state", "done"}});
+  }
+  CHECK(digest_array(settled, "/bookings")->summary.rfind("10 bookings; channel: ", 0) == 0);
+}
