@@ -122,7 +122,7 @@ std::optional<CursorPayload> parse_payload(std::string_view bytes) {
 
   const auto kind = reader.byte();
   if (!kind || *kind < static_cast<std::uint8_t>(CursorKind::kArrayPage) ||
-      *kind > static_cast<std::uint8_t>(CursorKind::kValue)) {
+      *kind > static_cast<std::uint8_t>(CursorKind::kAggregate)) {
     return std::nullopt;
   }
   payload.kind = static_cast<CursorKind>(*kind);

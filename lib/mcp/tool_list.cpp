@@ -54,7 +54,14 @@ json::object fetch_input_schema(std::size_t page_size, std::size_t max_page_size
                          {"description",
                           "Search the cached result: items of an array (words, field=value, "
                           "field~text, field!=value; all terms must match) or lines of a "
-                          "text."}}}}},
+                          "text."}}},
+           {"aggregate",
+            json::object{{"type", "object"},
+                         {"description",
+                          "Counts and exact sums over every item of a cached array (those "
+                          "`query` matches): {\"groupBy\": FIELD or [FIELD, FIELD], \"sum\", "
+                          "\"min\", \"max\", \"avg\": [FIELD...]}, fields dotted for nested "
+                          "ones."}}}}},
       {"required", json::array{"cursor"}},
       {"additionalProperties", false}};
 }
@@ -69,15 +76,16 @@ json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
       "ctxguard's cache (the tool is not run again): the next page or chunk "
       "({cursor: _ctxguard.nextCursor}), a shortened value in full ({cursor: "
       "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
-      "or a search ({cursor, query}). `limit` and `fields` narrow pages. If the cursor has "
+      "a search ({cursor, query}), or counts and sums ({cursor, aggregate}). `limit` and "
+      "`fields` narrow pages. If the cursor has "
       "expired, call the original tool again.";
   if (form.short_form) {
     description =
         "Reads more of a result ctxguard shortened, from its cache (the tool is not run again): "
         "{cursor: _ctxguard.nextCursor} the next page or chunk; {cursor: _ctxguard.resultCursor, "
         "path} a shortened value; {cursor, startLine, endLine} lines of a text; {cursor, query} "
-        "a search (words, field=value). `limit` and `fields` narrow pages. A cursor expires: "
-        "then call the tool again.";
+        "a search (words, field=value); {cursor, aggregate: {groupBy, sum, min, max, avg}} counts "
+        "and sums. `limit` and `fields` narrow pages. A cursor expires: then call the tool again.";
     for (auto& property : schema["properties"].as_object()) {
       erase_member(property.value().as_object(), "description");
     }

@@ -86,6 +86,17 @@ std::string CursorIssuer::array_query(std::size_t part, const std::string& path,
   return codec_.encode(payload);
 }
 
+std::string CursorIssuer::aggregate(std::size_t part, const std::string& path, std::size_t offset,
+                                    std::size_t limit, const std::vector<std::string>& spec,
+                                    const std::string& query) const {
+  cursor::CursorPayload payload =
+      payload_at(cursor::CursorKind::kAggregate, entry_, part, path, offset, now_);
+  payload.limit = static_cast<std::uint32_t>(limit);
+  payload.fields = spec;
+  payload.query = query;
+  return codec_.encode(payload);
+}
+
 json::object chunk_metadata(const CachedPart& part, std::size_t part_index, std::size_t index,
                             const CursorIssuer& issuer, std::string_view fetch_tool) {
   const TextChunk& chunk = part.chunks[index];

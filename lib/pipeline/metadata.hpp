@@ -46,6 +46,11 @@ class CursorIssuer {
   std::string array_query(std::size_t part, const std::string& path, std::size_t offset,
                           std::size_t limit, const std::vector<std::string>& fields,
                           const std::string& query) const;
+  // An aggregate continued: its groups from `offset`, `limit` a page; `spec` is the aggregate as
+  // AggregateSpec::to_cursor_fields writes it, `query` its filter.
+  std::string aggregate(std::size_t part, const std::string& path, std::size_t offset,
+                        std::size_t limit, const std::vector<std::string>& spec,
+                        const std::string& query) const;
 
  private:
   const cursor::CursorCodec& codec_;

@@ -131,7 +131,7 @@ TEST_CASE("cursor: every kind round trips with a query") {
   const CursorCodec codec({kNewKey}, kTtl);
   for (const CursorKind kind :
        {CursorKind::kArrayPage, CursorKind::kTextRange, CursorKind::kTextChunk,
-        CursorKind::kTextLines, CursorKind::kValue}) {
+        CursorKind::kTextLines, CursorKind::kValue, CursorKind::kAggregate}) {
     CursorPayload payload = typical_payload();
     payload.kind = kind;
     payload.query = "status=\"in progress\" guest.name~smith";
@@ -507,7 +507,7 @@ TEST_CASE("cursor: authenticated but malformed payloads are rejected without rea
            .raw(issued)
            .bytes},
       {"an unknown kind", WireWriter()
-                              .byte(6)
+                              .byte(7)
                               .varint(42)
                               .varint(0)
                               .string("")

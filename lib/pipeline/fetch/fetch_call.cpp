@@ -27,6 +27,7 @@ std::optional<FetchRefusal> FetchCall::run() {
 
 std::optional<FetchRefusal> FetchCall::answer_text_part() {
   if (request_.path) return refusal(FetchError::kPathOnText);
+  if (request_.aggregate) return refusal(FetchError::kAggregateNotArray);
   if (request_.query.empty()) return answer_text_cursor();
   // The same search continues where its cursor points; a new one starts at the first line.
   const cursor::CursorPayload& payload = request_.payload;
@@ -53,6 +54,7 @@ std::optional<FetchRefusal> FetchCall::answer_text_cursor() {
       answer_text(part_.text, offset, "", {});
       return std::nullopt;
     case CursorKind::kArrayPage:
+    case CursorKind::kAggregate:
       break;
   }
   return refusal(FetchError::kMismatch);
@@ -64,6 +66,11 @@ std::optional<FetchRefusal> FetchCall::answer_json_part() {
   if (value == nullptr) {
     return request_.path ? FetchRefusal{.error = FetchError::kNoValueAtPath, .detail = path}
                          : refusal(FetchError::kMismatch);
+  }
+  if (request_.aggregate) {
+    const json::array* array = value->if_array();
+    if (array == nullptr) return refusal(FetchError::kAggregateNotArray);
+    return answer_aggregate(*array, path);
   }
   if (request_.payload.kind == CursorKind::kTextRange && !request_.path) {
     return answer_value_piece(*value, path);

@@ -92,6 +92,10 @@ class FetchCall {
   // Composes the answer from a body and its `_ctxguard`, within the budget; its size.
   AnswerSize compose(boost::json::object meta, const std::string& body);
 
+  // fetch_aggregate.cpp: `aggregate` over the array at `path`, its groups a page at a time.
+  std::optional<FetchRefusal> answer_aggregate(const boost::json::array& array,
+                                               const std::string& path);
+
   // fetch_text.cpp
   // The text part's line index: the cached one, or one built into `own` (a JSON part cut as
   // text has none cached).

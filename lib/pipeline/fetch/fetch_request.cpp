@@ -93,7 +93,18 @@ std::optional<FetchRefusal> parse_arguments(const json::object& args, FetchReque
   }
   if (auto problem = parse_number(args, "startLine", request.start_line)) return problem;
   if (auto problem = parse_number(args, "endLine", request.end_line)) return problem;
-  if (const json::value* query = args.if_contains("query")) return parse_query(*query, request);
+  if (const json::value* query = args.if_contains("query")) {
+    if (auto problem = parse_query(*query, request)) return problem;
+  }
+  if (const json::value* aggregate = args.if_contains("aggregate")) {
+    auto spec = parse_aggregate(*aggregate);
+    if (auto* problem = std::get_if<std::string>(&spec)) {
+      return FetchRefusal{.error = FetchError::kAggregateInvalid, .detail = std::move(*problem)};
+    }
+    // A new aggregate starts at its first group; the same one continues where its cursor points.
+    if (request.aggregate != std::get<AggregateSpec>(spec)) request.payload.offset = 0;
+    request.aggregate = std::move(std::get<AggregateSpec>(spec));
+  }
   return std::nullopt;
 }
 
@@ -158,6 +169,10 @@ std::string fetch_refusal_message(const FetchRefusal& refusal) {
           "`query` applies to arrays and text; the value at \"{}\" is a string. Fetch it without "
           "`query`.",
           refusal.detail);
+    case FetchError::kAggregateInvalid:
+      return refusal.detail;
+    case FetchError::kAggregateNotArray:
+      return "`aggregate` applies to arrays of records; this cursor is not into one.";
     case FetchError::kQueryOnScalar:
       return "`query` applies to arrays and text; this value is neither.";
   }
@@ -206,7 +221,13 @@ std::variant<FetchRequest, FetchRefusal> parse_fetch_request(
   }
   FetchRequest request;
   request.payload = std::move(*payload);
-  request.fields = request.payload.fields;
+  if (request.payload.kind == cursor::CursorKind::kAggregate) {
+    // Its fields are the aggregate, not a projection.
+    request.aggregate = AggregateSpec::from_cursor_fields(request.payload.fields);
+    if (!request.aggregate) return refusal(FetchError::kCursorMalformed);
+  } else {
+    request.fields = request.payload.fields;
+  }
   request.query = request.payload.query;
   if (auto problem = parse_arguments(*args, request)) return std::move(*problem);
   return request;

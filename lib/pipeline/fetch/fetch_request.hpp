@@ -15,6 +15,7 @@
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
+#include "pipeline/fetch/aggregate.hpp"
 #include "pipeline/fit/summarize.hpp"
 
 namespace ctxguard::pipeline {
@@ -38,11 +39,13 @@ enum class FetchError {
   kSearchOff,     // search: false for `detail`'s results
   kLinesOnJson,   // startLine/endLine with a cursor into JSON
   kEndBeforeStart,
-  kPathOnText,     // `path` with a cursor into text
-  kNoValueAtPath,  // nothing at `detail`
-  kQueryOnPiece,   // `query` with a cursor to a piece of one value
-  kQueryOnString,  // `query` on the string at `detail`
-  kQueryOnScalar,  // `query` on a value that is neither array nor text
+  kPathOnText,         // `path` with a cursor into text
+  kNoValueAtPath,      // nothing at `detail`
+  kQueryOnPiece,       // `query` with a cursor to a piece of one value
+  kQueryOnString,      // `query` on the string at `detail`
+  kQueryOnScalar,      // `query` on a value that is neither array nor text
+  kAggregateInvalid,   // the aggregate's own problem, in `detail`
+  kAggregateNotArray,  // `aggregate` on text or a value that is not an array
 };
 
 struct FetchRefusal {
@@ -68,7 +71,8 @@ struct FetchRequest {
   std::optional<std::string> path;   // `path`, a JSON Pointer
   std::optional<std::size_t> start_line;
   std::optional<std::size_t> end_line;
-  std::string query;  // given, or the cursor's
+  std::string query;                       // given, or the cursor's
+  std::optional<AggregateSpec> aggregate;  // given, or the cursor's
 };
 
 // Checks `arguments` (a call's `arguments`; null when absent) in the order a caller reads the

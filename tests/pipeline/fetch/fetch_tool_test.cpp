@@ -257,3 +257,35 @@ TEST_CASE("fetch: a chunk page fits its budget even with the longest trailer a c
   }
   WARN("longest trailer " << longest);
 }
+
+TEST_CASE("fetch aggregate: counts by status over all 500 rows, then groups page by page") {
+  Fixture fixture;
+  const std::string cursor = first_cursor(fixture);
+  const json::value answer = parse(text_at(
+      fixture.fetch_page({{"cursor", cursor}, {"aggregate", json::object{{"groupBy", "status"}}}}),
+      0));
+  CHECK(answer.at("items") == 500);
+  CHECK(answer.at("groups") ==
+        json::parse(
+            R"([{"status": "confirmed", "count": 333}, {"status": "cancelled", "count": 167}])"));
+  CHECK(answer.at("_ctxguard").at("hasMore") == false);
+
+  // 500 groups (one per guest), a few per page; the cursor keeps the aggregate.
+  const json::value first = parse(text_at(
+      fixture.fetch_page({{"cursor", cursor},
+                          {"limit", 3},
+                          {"aggregate", json::object{{"groupBy", "guest"}, {"sum", "id"}}}}),
+      0));
+  CHECK(first.at("groups").as_array().size() == 3);
+  CHECK(first.at("_ctxguard").at("groupsTotal") == 500);
+  const json::value second =
+      parse(text_at(fixture.fetch_page({{"cursor", first.at("_ctxguard").at("nextCursor")}}), 0));
+  CHECK(second.at("_ctxguard").at("firstGroup") == 3);
+  // Equal counts go in the order of the group values: "guest 0", "guest 1", "guest 10", "guest
+  // 100".
+  CHECK(second.at("groups").at(0) ==
+        json::parse(R"({"guest": "guest 100", "count": 1, "sum": {"id": 100}})"));
+
+  const json::object refused = fixture.fetch_page({{"cursor", cursor}, {"aggregate", "status"}});
+  CHECK(error_text(refused).find("`aggregate` must be an object") == 0);
+}

@@ -1,0 +1,410 @@
+#include "pipeline/fetch/aggregate.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "cursor/cursor_codec.hpp"
+#include "support/json_writer.hpp"
+
+namespace ctxguard::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+__extension__ using Int128 = __int128;
+
+constexpr int kMaxScale = 30;
+constexpr int kAverageExtraScale = 6;
+
+// A decimal number, exactly: units × 10^-scale.
+struct Decimal {
+  Int128 units = 0;
+  int scale = 0;
+};
+
+bool times_ten(Int128& value, int times) {
+  for (int i = 0; i < times; ++i) {
+    if (__builtin_mul_overflow(value, Int128{10}, &value)) return false;
+  }
+  return true;
+}
+
+// Both at the larger scale; false on overflow.
+bool align(Decimal& a, Decimal& b) {
+  if (a.scale < b.scale) {
+    if (!times_ten(a.units, b.scale - a.scale)) return false;
+    a.scale = b.scale;
+  } else if (b.scale < a.scale) {
+    if (!times_ten(b.units, a.scale - b.scale)) return false;
+    b.scale = a.scale;
+  }
+  return true;
+}
+
+// "-12.50", "3", "1.5e3", "2E-2": the number `text` writes, or nothing. Strings take the plain
+// form only (no exponent): `exponent_allowed` is for the JSON text of a number.
+std::optional<Decimal> parse_decimal(std::string_view text, bool exponent_allowed) {
+  Decimal decimal;
+  bool negative = false;
+  std::size_t i = 0;
+  if (i < text.size() && text[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  std::size_t digits = 0;
+  bool point = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9') {
+      if (!times_ten(decimal.units, 1)) return std::nullopt;
+      decimal.units += c - '0';
+      ++digits;
+      if (point) ++decimal.scale;
+    } else if (c == '.' && !point && digits > 0) {
+      point = true;
+    } else {
+      break;
+    }
+  }
+  if (digits == 0 || (point && text[i - 1] == '.')) return std::nullopt;
+  if (i < text.size()) {
+    if (!exponent_allowed || (text[i] != 'e' && text[i] != 'E')) return std::nullopt;
+    int exponent = 0;
+    bool exponent_negative = false;
+    std::size_t j = i + 1;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) exponent_negative = text[j++] == '-';
+    if (j == text.size()) return std::nullopt;
+    for (; j < text.size(); ++j) {
+      if (text[j] < '0' || text[j] > '9' || exponent > 1000) return std::nullopt;
+      exponent = exponent * 10 + (text[j] - '0');
+    }
+    decimal.scale += exponent_negative ? exponent : -exponent;
+  }
+  if (decimal.scale < 0) {
+    if (!times_ten(decimal.units, -decimal.scale)) return std::nullopt;
+    decimal.scale = 0;
+  }
+  if (decimal.scale > kMaxScale) return std::nullopt;
+  if (negative) decimal.units = -decimal.units;
+  return decimal;
+}
+
+// The number a value holds as the server wrote it, or nothing (then `number` says why not).
+enum class Reading { kNumber, kMissing, kNotNumber };
+Reading read_number(const json::value* value, Decimal& number) {
+  if (value == nullptr || value->is_null()) return Reading::kMissing;
+  std::optional<Decimal> parsed;
+  if (value->is_string()) {
+    parsed = parse_decimal(value->get_string(), false);
+  } else if (value->is_int64() || value->is_uint64() || value->is_double()) {
+    std::string text;
+    write_json_scalar(text, *value);
+    parsed = parse_decimal(text, true);
+  }
+  if (!parsed) return Reading::kNotNumber;
+  number = *parsed;
+  return Reading::kNumber;
+}
+
+std::string decimal_text(Int128 units, int scale) {
+  const bool negative = units < 0;
+  std::string digits;
+  // Digit by digit from the low end; units may be the most negative value, so work negated.
+  Int128 rest = negative ? units : -units;
+  do {
+    digits += static_cast<char>('0' - static_cast<int>(rest % 10));
+    rest /= 10;
+  } while (rest != 0);
+  while (digits.size() <= static_cast<std::size_t>(scale)) digits += '0';
+  // Still lowest digit first: the point goes after `scale` digits, the sign last.
+  if (scale > 0) digits.insert(static_cast<std::size_t>(scale), 1, '.');
+  if (negative) digits += '-';
+  std::reverse(digits.begin(), digits.end());
+  return digits;
+}
+
+// The exact sum divided by `count`, rounded half away from zero at scale + kAverageExtraScale.
+std::optional<std::string> average_text(Decimal sum, std::size_t count) {
+  Int128 scaled = sum.units;
+  if (!times_ten(scaled, kAverageExtraScale)) return std::nullopt;
+  const auto divisor = static_cast<Int128>(count);
+  Int128 quotient = scaled / divisor;
+  const Int128 remainder = scaled % divisor;
+  if (2 * (remainder < 0 ? -remainder : remainder) >= divisor) quotient += scaled < 0 ? -1 : 1;
+  return decimal_text(quotient, sum.scale + kAverageExtraScale);
+}
+
+// The value at a dotted path ("guest.country"), through objects only; null when absent.
+const json::value* at_path(const json::value& item, std::string_view path) {
+  const json::value* value = &item;
+  while (value != nullptr) {
+    const std::size_t dot = path.find('.');
+    const json::object* object = value->if_object();
+    if (object == nullptr) return nullptr;
+    value = object->if_contains(path.substr(0, dot));
+    if (dot == std::string_view::npos) return value;
+    path.remove_prefix(dot + 1);
+  }
+  return nullptr;
+}
+
+// A numeric field of one group.
+struct FieldTotals {
+  Decimal sum;
+  bool sum_is_string = false;  // some value was a decimal string: write the sum as one
+  bool overflow = false;
+  std::size_t counted = 0;
+  const json::value* min = nullptr;
+  const json::value* max = nullptr;
+  Decimal min_number, max_number;
+};
+
+struct Group {
+  std::vector<json::value> key;  // the groupBy values
+  std::size_t count = 0;
+  std::map<std::string, FieldTotals, std::less<>> fields;
+};
+
+// -1, 0, 1; numbers that cannot be aligned compare by their double values.
+int compare(Decimal a, Decimal b) {
+  if (!align(a, b)) {
+    const auto as_double = [](const Decimal& d) {
+      return static_cast<long double>(d.units) / std::pow(10.0L, d.scale);
+    };
+    return as_double(a) < as_double(b) ? -1 : (as_double(a) > as_double(b) ? 1 : 0);
+  }
+  return a.units < b.units ? -1 : (a.units > b.units ? 1 : 0);
+}
+
+void add_value(FieldTotals& totals, const json::value& value, const Decimal& number) {
+  ++totals.counted;
+  totals.sum_is_string = totals.sum_is_string || value.is_string();
+  if (!totals.overflow) {
+    Decimal addend = number;
+    totals.overflow = !align(totals.sum, addend) ||
+                      __builtin_add_overflow(totals.sum.units, addend.units, &totals.sum.units);
+  }
+  if (totals.min == nullptr || compare(number, totals.min_number) < 0) {
+    totals.min = &value;
+    totals.min_number = number;
+  }
+  if (totals.max == nullptr || compare(number, totals.max_number) > 0) {
+    totals.max = &value;
+    totals.max_number = number;
+  }
+}
+
+// The numeric fields the spec names, each once.
+std::vector<std::string> numeric_fields(const AggregateSpec& spec) {
+  std::vector<std::string> fields;
+  for (const auto* list : {&spec.sum, &spec.min, &spec.max, &spec.avg}) {
+    for (const std::string& field : *list) {
+      if (std::find(fields.begin(), fields.end(), field) == fields.end()) fields.push_back(field);
+    }
+  }
+  return fields;
+}
+
+json::value sum_value(const FieldTotals& totals) {
+  const std::string text = decimal_text(totals.sum.units, totals.sum.scale);
+  if (totals.sum_is_string) return json::value(text);
+  // JSON numbers in, a JSON number out when it says the same; else the exact text.
+  if (totals.sum.scale == 0 && totals.sum.units >= INT64_MIN && totals.sum.units <= INT64_MAX) {
+    return json::value(static_cast<std::int64_t>(totals.sum.units));
+  }
+  const double as_double = std::strtod(text.c_str(), nullptr);
+  std::string back;
+  write_json_scalar(back, json::value(as_double));
+  const auto round_trip = parse_decimal(back, true);
+  return round_trip && compare(*round_trip, totals.sum) == 0 ? json::value(as_double)
+                                                             : json::value(text);
+}
+
+json::object group_json(const Group& group, const AggregateSpec& spec) {
+  json::object out;
+  for (std::size_t i = 0; i < spec.group_by.size(); ++i) out[spec.group_by[i]] = group.key[i];
+  out["count"] = group.count;
+  const auto section = [&](const std::vector<std::string>& fields, std::string_view name,
+                           const auto& value_of) {
+    if (fields.empty()) return;
+    json::object values;
+    for (const std::string& field : fields) {
+      const auto found = group.fields.find(field);
+      if (found == group.fields.end() || found->second.counted == 0) {
+        values[field] = nullptr;
+        continue;
+      }
+      values[field] = value_of(found->second);
+    }
+    out[name] = std::move(values);
+  };
+  section(spec.sum, "sum",
+          [](const FieldTotals& t) { return t.overflow ? json::value(nullptr) : sum_value(t); });
+  section(spec.min, "min", [](const FieldTotals& t) { return *t.min; });
+  section(spec.max, "max", [](const FieldTotals& t) { return *t.max; });
+  section(spec.avg, "avg", [](const FieldTotals& t) {
+    const auto text = t.overflow ? std::nullopt : average_text(t.sum, t.counted);
+    return text ? json::value(*text) : json::value(nullptr);
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> AggregateSpec::to_cursor_fields() const {
+  std::vector<std::string> fields;
+  for (const std::string& field : group_by) fields.push_back("g:" + field);
+  for (const std::string& field : sum) fields.push_back("s:" + field);
+  for (const std::string& field : min) fields.push_back("n:" + field);
+  for (const std::string& field : max) fields.push_back("x:" + field);
+  for (const std::string& field : avg) fields.push_back("a:" + field);
+  return fields;
+}
+
+std::optional<AggregateSpec> AggregateSpec::from_cursor_fields(
+    const std::vector<std::string>& fields) {
+  AggregateSpec spec;
+  for (const std::string& field : fields) {
+    if (field.size() < 3 || field[1] != ':') return std::nullopt;
+    std::string name = field.substr(2);
+    switch (field[0]) {
+      case 'g':
+        spec.group_by.push_back(std::move(name));
+        break;
+      case 's':
+        spec.sum.push_back(std::move(name));
+        break;
+      case 'n':
+        spec.min.push_back(std::move(name));
+        break;
+      case 'x':
+        spec.max.push_back(std::move(name));
+        break;
+      case 'a':
+        spec.avg.push_back(std::move(name));
+        break;
+      default:
+        return std::nullopt;
+    }
+  }
+  return spec;
+}
+
+json::object AggregateSpec::to_json() const {
+  json::object out;
+  const auto list = [&](std::string_view name, const std::vector<std::string>& fields) {
+    if (fields.empty()) return;
+    json::array array;
+    for (const std::string& field : fields) array.emplace_back(field);
+    out[name] = std::move(array);
+  };
+  list("groupBy", group_by);
+  list("sum", sum);
+  list("min", min);
+  list("max", max);
+  list("avg", avg);
+  return out;
+}
+
+std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& value) {
+  const json::object* object = value.if_object();
+  if (object == nullptr) {
+    return std::string(
+        "`aggregate` must be an object such as {\"groupBy\": \"status\", \"sum\": [\"total\"]}.");
+  }
+  AggregateSpec spec;
+  std::size_t named = 0;
+  for (const auto& member : *object) {
+    std::vector<std::string>* target = nullptr;
+    const std::string_view key = member.key();
+    if (key == "groupBy") target = &spec.group_by;
+    if (key == "sum") target = &spec.sum;
+    if (key == "min") target = &spec.min;
+    if (key == "max") target = &spec.max;
+    if (key == "avg") target = &spec.avg;
+    if (target == nullptr) {
+      return fmt::format("`aggregate` takes groupBy, sum, min, max and avg, not \"{}\".", key);
+    }
+    const json::value& given = member.value();
+    const json::array single{given};
+    const json::array* list = given.is_string() ? &single : given.if_array();
+    if (list == nullptr)
+      return fmt::format("`aggregate.{}` must be a field or a list of fields.", key);
+    for (const json::value& field : *list) {
+      if (!field.is_string() || field.get_string().empty() ||
+          field.get_string().size() + 2 > cursor::kMaxFieldBytes) {
+        return fmt::format("`aggregate.{}` must list field names (dotted for nested ones).", key);
+      }
+      target->emplace_back(field.get_string());
+      ++named;
+    }
+  }
+  if (spec.group_by.size() > kMaxGroupBy)
+    return std::string("`aggregate.groupBy` takes at most 2 fields.");
+  if (named > kMaxAggregateFields)
+    return std::string("`aggregate` takes at most 16 fields in all.");
+  return spec;
+}
+
+Aggregate aggregate(const json::array& array, const AggregateSpec& spec, const Query* filter) {
+  Aggregate result;
+  const std::vector<std::string> numeric = numeric_fields(spec);
+  std::map<std::string, Group> groups;                        // by the groupBy values' JSON text
+  std::map<std::string, std::array<std::size_t, 2>> skipped;  // missing, not numbers
+  for (const json::value& item : array) {
+    if (filter != nullptr && !filter->matches(item)) continue;
+    ++result.items;
+    std::vector<json::value> key;
+    std::string key_text;
+    for (const std::string& field : spec.group_by) {
+      const json::value* value = at_path(item, field);
+      key.emplace_back(value == nullptr                            ? json::value(nullptr)
+                       : (value->is_object() || value->is_array()) ? json::value(to_json(*value))
+                                                                   : *value);
+      write_json(key_text, key.back());
+      key_text += '\n';
+    }
+    Group& group = groups[key_text];
+    if (group.count++ == 0) group.key = std::move(key);
+    for (const std::string& field : numeric) {
+      const json::value* value = at_path(item, field);
+      Decimal number;
+      const Reading reading = read_number(value, number);
+      if (reading == Reading::kNumber) {
+        add_value(group.fields[field], *value, number);
+      } else {
+        ++skipped[field][reading == Reading::kMissing ? 0 : 1];
+      }
+    }
+  }
+  std::vector<const Group*> order;
+  for (const auto& [text, group] : groups) order.push_back(&group);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Group* a, const Group* b) { return a->count > b->count; });
+  for (const Group* group : order) result.groups.emplace_back(group_json(*group, spec));
+  for (const auto& [field, counts] : skipped) {
+    json::object entry;
+    if (counts[0] > 0) entry["missing"] = counts[0];
+    if (counts[1] > 0) entry["notNumbers"] = counts[1];
+    result.skipped[field] = std::move(entry);
+  }
+  for (const auto& [text, group] : groups) {
+    for (const auto& [field, totals] : group.fields) {
+      if (!totals.overflow) continue;
+      json::value& entry = result.skipped[field];
+      if (!entry.is_object()) entry = json::object{};
+      entry.as_object()["overflow"] = true;
+    }
+  }
+  return result;
+}
+
+}  // namespace ctxguard::pipeline
