@@ -629,6 +629,47 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       assert.equal(typeof meta.resultCursor, 'string');
     });
 
+    test('aggregate: counts and exact sums over all 20,000, grouped and filtered, as the data says', T, async () => {
+      // Exact cents: amounts are JSON numbers with at most 2 decimals.
+      const cents = (v) => BigInt(Math.round(Number(v) * 100));
+      const answerCents = (v) => {
+        const [whole, fraction = ''] = String(v).split('.');
+        const sign = whole.startsWith('-') ? -1n : 1n;
+        return sign * (BigInt(whole.replace('-', '')) * 100n + BigInt((fraction + '00').slice(0, 2)));
+      };
+      const truth = new Map();
+      for (const b of bookings) {
+        const t = truth.get(b.status) ?? { count: 0, amount: 0n };
+        t.count += 1;
+        t.amount += cents(b.amount);
+        truth.set(b.status, t);
+      }
+      const { value, meta: m } = splitMeta(JSON.parse(textOf(await fetchOk(proxied, {
+        cursor: meta.nextCursor, aggregate: { groupBy: 'status', sum: 'amount', max: 'nights' },
+      }))));
+      assertWithinBudget(m, 'of the aggregate');
+      assert.equal(value.items, bookings.length);
+      assert.equal(m.groupsTotal, truth.size);
+      for (const group of value.groups) {
+        const t = truth.get(group.status);
+        assert.equal(group.count, t.count, group.status);
+        assert.equal(answerCents(group.sum.amount), t.amount, `${group.status}: ${group.sum.amount}`);
+        assert.equal(group.max.nights, Math.max(...bookings.filter((b) => b.status === group.status).map((b) => b.nights)));
+      }
+      assert.ok(value.groups.every((g, i, all) => i === 0 || all[i - 1].count >= g.count), 'largest first');
+
+      // Filtered by a query, grouped by a nested field and the status.
+      const { value: filtered } = splitMeta(JSON.parse(textOf(await fetchOk(proxied, {
+        cursor: meta.nextCursor, query: 'status=cancelled', aggregate: { groupBy: ['customer.tier', 'status'] },
+      }))));
+      const cancelled = bookings.filter((b) => b.status === 'cancelled');
+      assert.equal(filtered.items, cancelled.length);
+      for (const group of filtered.groups) {
+        assert.equal(group.status, 'cancelled');
+        assert.equal(group.count, cancelled.filter((b) => b.customer.tier === group['customer.tier']).length);
+      }
+    });
+
     test('the summary line and the digest count and range the direct data', T, () => {
       const n = bookings.length;
       assert.ok(codePoints(meta.summary) <= 100, `summary of ${codePoints(meta.summary)} characters`);

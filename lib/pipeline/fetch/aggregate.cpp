@@ -170,7 +170,7 @@ struct FieldTotals {
 struct Group {
   std::vector<json::value> key;  // the groupBy values
   std::size_t count = 0;
-  std::map<std::string, FieldTotals, std::less<>> fields;
+  std::vector<FieldTotals> fields;  // per numeric field (numeric_fields' order)
 };
 
 // -1, 0, 1; numbers that cannot be aligned compare by their double values.
@@ -228,7 +228,8 @@ json::value sum_value(const FieldTotals& totals) {
                                                              : json::value(text);
 }
 
-json::object group_json(const Group& group, const AggregateSpec& spec) {
+json::object group_json(const Group& group, const AggregateSpec& spec,
+                        const std::vector<std::string>& numeric) {
   json::object out;
   for (std::size_t i = 0; i < spec.group_by.size(); ++i) out[spec.group_by[i]] = group.key[i];
   out["count"] = group.count;
@@ -237,12 +238,10 @@ json::object group_json(const Group& group, const AggregateSpec& spec) {
     if (fields.empty()) return;
     json::object values;
     for (const std::string& field : fields) {
-      const auto found = group.fields.find(field);
-      if (found == group.fields.end() || found->second.counted == 0) {
-        values[field] = nullptr;
-        continue;
-      }
-      values[field] = value_of(found->second);
+      const auto slot = static_cast<std::size_t>(std::find(numeric.begin(), numeric.end(), field) -
+                                                 numeric.begin());
+      const FieldTotals& totals = group.fields[slot];
+      values[field] = totals.counted == 0 ? json::value(nullptr) : value_of(totals);
     }
     out[name] = std::move(values);
   };
@@ -254,6 +253,33 @@ json::object group_json(const Group& group, const AggregateSpec& spec) {
     const auto text = t.overflow ? std::nullopt : average_text(t.sum, t.counted);
     return text ? json::value(*text) : json::value(nullptr);
   });
+  return out;
+}
+
+// The groupBy values of `item`, as the group shows them.
+std::vector<json::value> group_key(const json::value& item, const AggregateSpec& spec) {
+  std::vector<json::value> key;
+  for (const std::string& field : spec.group_by) {
+    const json::value* value = at_path(item, field);
+    key.emplace_back(value == nullptr                            ? json::value(nullptr)
+                     : (value->is_object() || value->is_array()) ? json::value(to_json(*value))
+                                                                 : *value);
+  }
+  return key;
+}
+
+// What was skipped of each numeric field, as the answer says it.
+json::object skipped_json(const std::vector<std::string>& numeric,
+                          const std::vector<std::array<std::size_t, 2>>& skipped,
+                          const std::vector<bool>& overflow) {
+  json::object out;
+  for (std::size_t i = 0; i < numeric.size(); ++i) {
+    json::object entry;
+    if (skipped[i][0] > 0) entry["missing"] = skipped[i][0];
+    if (skipped[i][1] > 0) entry["notNumbers"] = skipped[i][1];
+    if (overflow[i]) entry["overflow"] = true;
+    if (!entry.empty()) out[numeric[i]] = std::move(entry);
+  }
   return out;
 }
 
@@ -357,53 +383,48 @@ std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& valu
 Aggregate aggregate(const json::array& array, const AggregateSpec& spec, const Query* filter) {
   Aggregate result;
   const std::vector<std::string> numeric = numeric_fields(spec);
-  std::map<std::string, Group> groups;                        // by the groupBy values' JSON text
-  std::map<std::string, std::array<std::size_t, 2>> skipped;  // missing, not numbers
+  // By the groupBy values' JSON text, which also orders groups of equal counts.
+  std::map<std::string, Group, std::less<>> groups;
+  std::vector<std::array<std::size_t, 2>> skipped(numeric.size());  // missing, not numbers
+  std::string key_text;
   for (const json::value& item : array) {
     if (filter != nullptr && !filter->matches(item)) continue;
     ++result.items;
-    std::vector<json::value> key;
-    std::string key_text;
+    key_text.clear();
     for (const std::string& field : spec.group_by) {
       const json::value* value = at_path(item, field);
-      key.emplace_back(value == nullptr                            ? json::value(nullptr)
-                       : (value->is_object() || value->is_array()) ? json::value(to_json(*value))
-                                                                   : *value);
-      write_json(key_text, key.back());
+      write_json(key_text, value != nullptr ? *value : json::value(nullptr));
       key_text += '\n';
     }
-    Group& group = groups[key_text];
-    if (group.count++ == 0) group.key = std::move(key);
-    for (const std::string& field : numeric) {
-      const json::value* value = at_path(item, field);
+    auto found = groups.find(std::string_view(key_text));
+    if (found == groups.end()) {
+      found = groups.emplace(key_text, Group{group_key(item, spec), 0, {}}).first;
+      found->second.fields.resize(numeric.size());
+    }
+    Group& group = found->second;
+    ++group.count;
+    for (std::size_t i = 0; i < numeric.size(); ++i) {
+      const json::value* value = at_path(item, numeric[i]);
       Decimal number;
       const Reading reading = read_number(value, number);
       if (reading == Reading::kNumber) {
-        add_value(group.fields[field], *value, number);
+        add_value(group.fields[i], *value, number);
       } else {
-        ++skipped[field][reading == Reading::kMissing ? 0 : 1];
+        ++skipped[i][reading == Reading::kMissing ? 0 : 1];
       }
     }
   }
   std::vector<const Group*> order;
-  for (const auto& [text, group] : groups) order.push_back(&group);
+  std::vector<bool> overflow(numeric.size(), false);
+  for (const auto& [text, group] : groups) {
+    order.push_back(&group);
+    for (std::size_t i = 0; i < numeric.size(); ++i)
+      overflow[i] = overflow[i] || group.fields[i].overflow;
+  }
   std::stable_sort(order.begin(), order.end(),
                    [](const Group* a, const Group* b) { return a->count > b->count; });
-  for (const Group* group : order) result.groups.emplace_back(group_json(*group, spec));
-  for (const auto& [field, counts] : skipped) {
-    json::object entry;
-    if (counts[0] > 0) entry["missing"] = counts[0];
-    if (counts[1] > 0) entry["notNumbers"] = counts[1];
-    result.skipped[field] = std::move(entry);
-  }
-  for (const auto& [text, group] : groups) {
-    for (const auto& [field, totals] : group.fields) {
-      if (!totals.overflow) continue;
-      json::value& entry = result.skipped[field];
-      if (!entry.is_object()) entry = json::object{};
-      entry.as_object()["overflow"] = true;
-    }
-  }
+  for (const Group* group : order) result.groups.emplace_back(group_json(*group, spec, numeric));
+  result.skipped = skipped_json(numeric, skipped, overflow);
   return result;
 }
 
