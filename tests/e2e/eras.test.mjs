@@ -192,7 +192,7 @@ function defineEraSuite(modeName) {
       }
       const fetchTool = pl.tools.at(-1);
       assert.deepEqual(fetchTool.inputSchema.required, ['cursor']);
-      assert.deepEqual(Object.keys(fetchTool.inputSchema.properties), ['cursor', 'limit', 'fields', 'path', 'startLine', 'endLine', 'query']);
+      assert.deepEqual(Object.keys(fetchTool.inputSchema.properties), ['cursor', 'limit', 'fields', 'path', 'startLine', 'endLine', 'query', 'aggregate']);
 
       const [dw, pw] = [D, P].map((s) => lastExchange(s, 'tools/list').response.result);
       assert.deepEqual(envelopeOf(pw, ['tools']), envelopeOf(dw, ['tools']));
