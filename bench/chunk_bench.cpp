@@ -20,6 +20,7 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/text/text_chunk.hpp"
+#include "pipeline/text/text_digest.hpp"
 
 namespace {
 
@@ -152,11 +153,16 @@ int main(int argc, char** argv) {
   Timing estimate;
   Timing index;
   Timing chunking;
+  Timing digesting;
+  std::size_t digest_entries = 0;
   for (int run = 0; run < runs; ++run) {
     time_run(estimate, [&] { tokens = ctxguard::budget::estimate_tokens(text); });
     time_run(index, [&] { lines = LineIndex(text).lines(); });
     time_run(chunking, [&] {
       chunks = ctxguard::pipeline::chunk_text(text, {.tokens = chunk_tokens}, line_index);
+    });
+    time_run(digesting, [&] {
+      digest_entries = ctxguard::pipeline::digest_text(text).at("entries").to_number<std::size_t>();
     });
   }
 
@@ -165,6 +171,10 @@ int main(int argc, char** argv) {
   report("chunk_text", text.size(), chunking);
   std::printf("chunk_text / estimate_tokens: %.2fx (medians), %.2fx (best runs)\n",
               chunking.median() / estimate.median(), chunking.best() / estimate.best());
+  report("digest_text", text.size(), digesting);
+  std::printf("digest_text / estimate_tokens: %.2fx (medians), %.2fx (best runs); %zu entries\n",
+              digesting.median() / estimate.median(), digesting.best() / estimate.best(),
+              digest_entries);
 
   // Coverage and fill, checked outside the timed runs.
   bool covers = !chunks.empty() && chunks.front().begin == 0 && chunks.back().end == text.size();

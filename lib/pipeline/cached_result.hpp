@@ -76,6 +76,8 @@ inline constexpr std::size_t kChunkMetadataTokens = 250;
 // The same in characters and bytes, for clients that limit those: a cursor and a file path are
 // most of it.
 inline constexpr std::size_t kChunkMetadataChars = 1100;
+// The tokens `"digest":` adds to the first chunk's `_ctxguard` besides the digest itself.
+inline constexpr std::size_t kDigestKeyTokens = 4;
 
 // The chunk size in effect: the configured one, but always leaving room in an answer for the
 // chunk's `_ctxguard` item (a budget set lower than the chunk size wins).

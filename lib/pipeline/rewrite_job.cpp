@@ -6,6 +6,7 @@
 #include "budget/token_estimator.hpp"
 #include "pipeline/text/text_chunk.hpp"
 #include "pipeline/text/text_cut.hpp"
+#include "pipeline/text/text_digest.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 
@@ -69,6 +70,7 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens,
 
   compact_tokens_.resize(split_.parts.size());
   compact_text_.resize(split_.parts.size());
+  text_digests_.resize(split_.parts.size());
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     compact_tokens_[k] = split_.parts[k].original_tokens;
     if (measures_text_) compact_text_[k] = text_cost(split_.parts[k].text);
@@ -115,11 +117,23 @@ void RewriteJob::build_entry() {
                                                                .spill = {}});
     if (budget_.chunking && !part.is_json && part.content_index != kNotContent &&
         over_chunk_size(budget_, part.text, part.original_tokens)) {
+      // The first answer's `_ctxguard` carries the text's digest (docs/protocol.md 2.5): the
+      // chunks are made smaller only as far as the answer's room does not hold it already.
+      text_digests_[k] = digest_text(part.text);
+      const std::string digest = to_json(text_digests_[k]);
+      const std::size_t digest_tokens = budget::estimate_tokens(digest) + kDigestKeyTokens;
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       budget::FitBudget limits = chunk_limits(budget_);
-      const auto size =
-          static_cast<std::size_t>(static_cast<double>(limits.tokens) / std::max(weights_[k], 1.0));
-      limits.tokens = std::max<std::size_t>(size, 16);
+      const double weight = std::max(weights_[k], 1.0);
+      const double with_digest =
+          static_cast<double>(budget_.token_budget) / weight -
+          static_cast<double>(kChunkMetadataTokens + digest_tokens);
+      const double size =
+          std::min(static_cast<double>(limits.tokens) / weight, std::max(with_digest, 0.0));
+      limits.tokens = std::max<std::size_t>(static_cast<std::size_t>(size), 16);
+      for (std::size_t* unit : {&limits.chars, &limits.bytes}) {
+        if (*unit != 0) *unit = *unit > 2 * digest.size() ? *unit - digest.size() : *unit / 2;
+      }
       set_chunked_text(cached, std::string(part.text), limits);
     }
   }
@@ -139,11 +153,19 @@ bool RewriteJob::chunk_texts() {
     output.text_total = part.text.size();
     output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
     if (part.spill) output.meta["file"] = part.spill->path;
-    compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens;
+    std::size_t digest_chars = 0;
+    std::size_t digest_tokens = 0;
+    if (!text_digests_[k].empty()) {
+      const std::string digest = to_json(text_digests_[k]);
+      digest_chars = digest.size();
+      digest_tokens = budget::estimate_tokens(digest) + kDigestKeyTokens;
+      output.meta["digest"] = std::move(text_digests_[k]);
+    }
+    compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens + digest_tokens;
     if (measures_text_) {
+      const auto reserve = static_cast<double>(kChunkMetadataChars + 1 + digest_chars);
       compact_text_[k] =
-          text_cost(output.body) +
-          Cost{.tokens = 0, .chars = kChunkMetadataChars + 1, .bytes = kChunkMetadataChars + 1};
+          text_cost(output.body) + Cost{.tokens = 0, .chars = reserve, .bytes = reserve};
     }
   }
   if (any) {

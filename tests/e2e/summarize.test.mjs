@@ -335,6 +335,24 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       assertWithinBudget(splitTextPiece(first).meta, 'of the first answer');
     });
 
+    test('the first answer\'s digest: the span, the entries per level and the most frequent messages of the whole log', T, () => {
+      const { meta } = splitTextPiece(first);
+      const { digest } = meta;
+      const { lines, entries } = data.log;
+      assert.equal(digest.kind, 'log');
+      assert.equal(digest.entries, entries.length);
+      const stampOf = (entry) => lines[entry.first - 1].split(' ').slice(0, 2).join(' ');
+      assert.deepEqual(digest.span, { first: stampOf(entries[0]), last: stampOf(entries.at(-1)) });
+      const levels = {};
+      for (const e of entries) levels[e.level] = (levels[e.level] ?? 0) + 1;
+      assert.deepEqual(digest.levels, levels);
+      assert.ok(digest.messages.length >= 1 && digest.messages.every((m, i, all) => i === 0 || all[i - 1].count >= m.count));
+      for (const m of digest.messages) assert.ok(m.firstLine >= 1 && m.firstLine <= lines.length && m.template.includes('<*>'), JSON.stringify(m));
+      assert.ok(JSON.stringify(digest).length <= 700);
+      // "How many errors, over what span?" answered by the first answer alone.
+      assert.equal(digest.levels.ERROR, entries.filter((e) => e.level === 'ERROR').length);
+    });
+
     test('walking nextCursor rebuilds the log byte for byte; every chunk is within the budget and starts a log entry', T, async (t) => {
       const chunks = [];
       const rec = await reconstructText(proxied.client, first, {
@@ -458,6 +476,16 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       });
       assert.equal(rec.text, directText.markdown);
       assert.ok(chunks.length > 10);
+      // The first answer's digest: the document's outline from its first heading on, as many as fit.
+      const { digest } = chunks[0].meta;
+      assert.equal(digest.kind, 'markdown');
+      const headings = directText.markdown.split('\n').map((line, i) => ({ line: i + 1, heading: line }))
+        .filter(({ heading }) => /^#{1,6} /.test(heading));
+      assert.ok(digest.outline.length >= 3, JSON.stringify(digest));
+      digest.outline.forEach((entry, i) => {
+        assert.equal(entry.line, headings[i].line);
+        assert.ok(headings[i].heading.startsWith(entry.heading), JSON.stringify(entry));
+      });
       let beforeHeading = 0;
       for (let k = 0; k + 1 < chunks.length; k++) {
         const { text } = chunks[k];

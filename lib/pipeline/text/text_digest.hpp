@@ -1,0 +1,28 @@
+#pragma once
+// The digest of a long text, for the first answer of chunked text (docs/protocol.md 2.5): what a
+// model needs to answer "how many errors, over what time span?" or "what are the sections?"
+// without reading on. One pass over the text, deterministic, bounded in size (at most
+// kTextDigestChars characters as JSON) whatever the text holds.
+//
+// By the text's kind:
+//   - a log (pipeline::looks_like_log): {"kind": "log", "entries", "span": {"first",
+//     "last"} (the first and the last timestamp as written), "levels": {"ERROR": n, ...} (the
+//     level word of each entry), "messages": [{"template", "count", "firstLine"}] (the most
+//     frequent entries with their numbers, ids and times masked as "<*>", most first)};
+//   - Markdown (two or more "#" headings outside code fences): {"kind": "markdown",
+//     "outline": [{"line", "heading"}] (headings in order, as many as fit)};
+//   - other text: {"kind": "text", "longestLines": [{"line", "chars"}]} (the three longest).
+// Line numbers are 1-based, as `startLine`/`endLine` take them.
+
+#include <cstddef>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+namespace ctxguard::pipeline {
+
+inline constexpr std::size_t kTextDigestChars = 700;
+
+boost::json::object digest_text(std::string_view text);
+
+}  // namespace ctxguard::pipeline
