@@ -221,11 +221,11 @@ void collect_cursors(const json::value& value, const ctxguard::cursor::CursorCod
 }
 
 // Arguments beside the cursor for the first fetch: what a model may add (limit, fields, path,
-// startLine/endLine, query), including values out of range.
+// startLine/endLine, query, aggregate), including values out of range.
 json::object fetch_arguments(std::string_view cursor, std::uint8_t variant, std::uint8_t a,
                              std::uint8_t b) {
   json::object arguments{{"cursor", cursor}};
-  switch (variant % 8) {
+  switch (variant % 9) {
     case 1:
       arguments["limit"] = a;
       break;
@@ -248,6 +248,15 @@ json::object fetch_arguments(std::string_view cursor, std::uint8_t variant, std:
     case 7:
       arguments["cursor"] = std::string(cursor.substr(0, cursor.size() - a % 4)) + "A";
       break;
+    case 8: {
+      static constexpr const char* kFields[] = {"id", "status", "name", "total", "a.b", "x"};
+      json::object aggregate{{"sum", kFields[a % 6]}};
+      if (b % 3 != 0) aggregate["groupBy"] = kFields[b % 6];
+      if (b % 5 == 0) aggregate["avg"] = json::array{kFields[(a + b) % 6]};
+      arguments["aggregate"] = std::move(aggregate);
+      if (a % 4 == 0) arguments["limit"] = 1 + b % 3;
+      break;
+    }
     default:
       break;
   }
