@@ -125,9 +125,8 @@ void RewriteJob::build_entry() {
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       budget::FitBudget limits = chunk_limits(budget_);
       const double weight = std::max(weights_[k], 1.0);
-      const double with_digest =
-          static_cast<double>(budget_.token_budget) / weight -
-          static_cast<double>(kChunkMetadataTokens + digest_tokens);
+      const double with_digest = static_cast<double>(budget_.token_budget) / weight -
+                                 static_cast<double>(kChunkMetadataTokens + digest_tokens);
       const double size =
           std::min(static_cast<double>(limits.tokens) / weight, std::max(with_digest, 0.0));
       limits.tokens = std::max<std::size_t>(static_cast<std::size_t>(size), 16);

@@ -173,7 +173,7 @@ class RewriteJob : private FitSubject {
   std::vector<PartOutput> outputs_;
   std::vector<double> weights_;
   std::vector<std::size_t> compact_tokens_;
-  std::vector<Cost> compact_text_;  // each part's characters and bytes as it stands
+  std::vector<Cost> compact_text_;                 // each part's characters and bytes as it stands
   std::vector<boost::json::object> text_digests_;  // chunked text parts: the first answer's digest
   std::optional<boost::json::value> structured_;
   CallRecord record_;
