@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -104,10 +105,15 @@ Reading read_number(const json::value* value, Decimal& number) {
   std::optional<Decimal> parsed;
   if (value->is_string()) {
     parsed = parse_decimal(value->get_string(), false);
-  } else if (value->is_int64() || value->is_uint64() || value->is_double()) {
-    std::string text;
-    write_json_scalar(text, *value);
-    parsed = parse_decimal(text, true);
+  } else if (const std::int64_t* whole = value->if_int64()) {
+    parsed = Decimal{*whole, 0};
+  } else if (const std::uint64_t* large = value->if_uint64()) {
+    parsed = Decimal{static_cast<Int128>(*large), 0};
+  } else if (const double* real = value->if_double(); real != nullptr && std::isfinite(*real)) {
+    // The shortest text that reads back as this double: what the server wrote.
+    std::array<char, 32> text{};
+    const auto written = std::to_chars(text.data(), text.data() + text.size(), *real);
+    parsed = parse_decimal(std::string_view(text.data(), written.ptr - text.data()), true);
   }
   if (!parsed) return Reading::kNotNumber;
   number = *parsed;

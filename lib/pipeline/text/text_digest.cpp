@@ -23,6 +23,7 @@ constexpr std::size_t kMaxTemplates = 4096;  // distinct templates counted; late
 constexpr std::size_t kTemplateChars = 90;
 constexpr std::size_t kHeadingChars = 80;
 constexpr std::size_t kLongestLines = 3;
+constexpr std::size_t kHeadTokens = 8;  // where an entry's timestamp and level are looked for
 
 // The lines of `text` without their line breaks ("\r\n" too), each with its 1-based number; no
 // empty line after a final line break.
@@ -41,8 +42,8 @@ void for_each_line(std::string_view text, const Visit& visit) {
 }
 
 // The tokens of a line, split at spaces and tabs.
-std::vector<std::string_view> tokens_of(std::string_view line, std::size_t most) {
-  std::vector<std::string_view> tokens;
+void tokens_of(std::string_view line, std::size_t most, std::vector<std::string_view>& tokens) {
+  tokens.clear();
   std::size_t i = 0;
   while (i < line.size() && tokens.size() < most) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -50,7 +51,6 @@ std::vector<std::string_view> tokens_of(std::string_view line, std::size_t most)
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) tokens.push_back(line.substr(start, i - start));
   }
-  return tokens;
 }
 
 std::string_view unbracketed(std::string_view token) {
@@ -131,20 +131,26 @@ struct LogDigest {
   std::string first_time, last_time;
   std::vector<std::pair<std::string, std::size_t>> levels;  // in order of first appearance
   std::unordered_map<std::string, Message> messages;
+  // Reused from line to line.
+  std::vector<std::string_view> tokens;
+  std::string shape;
 
   void add(std::string_view line, std::size_t number) {
     if (!starts_log_entry(line)) return;
     ++entries;
-    const std::vector<std::string_view> tokens = tokens_of(line, 64);
+    // The timestamp and the level are in the first tokens; the message is read only as far as
+    // its template goes.
+    tokens_of(line, kHeadTokens, tokens);
     std::size_t at = 0;
-    std::string time;
-    while (at < tokens.size() && at < 4 && is_time_token(unbracketed(tokens[at]), at == 0)) {
-      if (!time.empty()) time += ' ';
-      time += unbracketed(tokens[at++]);
-    }
-    if (!time.empty()) {
-      if (first_time.empty()) first_time = time;
-      last_time = std::move(time);
+    while (at < tokens.size() && at < 4 && is_time_token(unbracketed(tokens[at]), at == 0)) ++at;
+    if (at > 0) {
+      // Written into the one buffer the last timestamp keeps.
+      last_time.clear();
+      for (std::size_t i = 0; i < at; ++i) {
+        if (i > 0) last_time += ' ';
+        last_time += unbracketed(tokens[i]);
+      }
+      if (first_time.empty()) first_time = last_time;
     }
     for (std::size_t i = at; i < tokens.size() && i < at + 3; ++i) {
       const std::string_view level = level_of(unbracketed(tokens[i]));
@@ -153,17 +159,24 @@ struct LogDigest {
       at = i + 1;
       break;
     }
-    std::string shape;
-    for (std::size_t i = at; i < tokens.size() && shape.size() < kTemplateChars; ++i) {
+    shape.clear();
+    const std::size_t rest = at < tokens.size()
+                                 ? static_cast<std::size_t>(tokens[at].data() - line.data())
+                                 : line.size();
+    for (std::size_t i = rest; i < line.size() && shape.size() < kTemplateChars;) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      const std::size_t start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      if (i == start) break;
       if (!shape.empty()) shape += ' ';
-      append_masked(shape, tokens[i]);
+      append_masked(shape, line.substr(start, i - start));
     }
     if (shape.size() > kTemplateChars) shape.resize(text::prefix_bytes(shape, kTemplateChars));
     const auto found = messages.find(shape);
     if (found != messages.end()) {
       ++found->second.count;
     } else if (messages.size() < kMaxTemplates) {
-      messages.emplace(std::move(shape), Message{1, number});
+      messages.emplace(shape, Message{1, number});
     }
   }
 
@@ -184,7 +197,7 @@ struct LogDigest {
     for (const auto& [name, count] : levels) level_counts[name] = count;
     if (!level_counts.empty()) out["levels"] = std::move(level_counts);
     std::vector<std::pair<const std::string*, Message>> top;
-    for (const auto& [shape, message] : messages) top.emplace_back(&shape, message);
+    for (const auto& [text, message] : messages) top.emplace_back(&text, message);
     std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
       return a.second.count != b.second.count ? a.second.count > b.second.count
                                               : a.second.first_line < b.second.first_line;
