@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "support/json_pointer.hpp"
+#include "support/text_scan.hpp"
 
 namespace ctxguard::mcp {
 
@@ -15,19 +16,13 @@ namespace json = boost::json;
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+using text::char_count;
+using text::is_blank_byte;
 
 std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+  while (!text.empty() && is_blank_byte(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank_byte(text.back())) text.remove_suffix(1);
   return text;
-}
-
-// Code points: UTF-8 bytes that start a character.
-std::size_t characters(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
 }
 
 // Where the sentence that may end at text[at] ('.', '!' or '?') ends with its blank space, or
@@ -40,9 +35,9 @@ std::size_t sentence_end(std::string_view text, std::size_t at) {
     ++next;
   }
   if (next == text.size()) return next;
-  if (!is_blank(text[next])) return std::string_view::npos;
+  if (!is_blank_byte(text[next])) return std::string_view::npos;
   std::size_t after = next;
-  while (after < text.size() && is_blank(text[after])) ++after;
+  while (after < text.size() && is_blank_byte(text[after])) ++after;
   if (after < text.size() && std::islower(static_cast<unsigned char>(text[after])) != 0) {
     return std::string_view::npos;
   }
@@ -279,14 +274,9 @@ constexpr std::size_t kLongestSentenceChars = 2 * kDescriptionChars;
 
 // `sentence` cut at the last space within kDescriptionChars characters.
 std::string_view cut_at_space(std::string_view sentence) {
-  std::size_t end = 0;
-  std::size_t chars = 0;
-  std::size_t last_space = std::string_view::npos;
-  for (; end < sentence.size() && chars < kDescriptionChars; ++end) {
-    if ((static_cast<unsigned char>(sentence[end]) & 0xC0) != 0x80) ++chars;
-    if (sentence[end] == ' ') last_space = end;
-  }
-  return sentence.substr(0, last_space != std::string_view::npos ? last_space : end);
+  const std::string_view head = sentence.substr(0, text::prefix_bytes(sentence, kDescriptionChars));
+  const std::size_t last_space = head.rfind(' ');
+  return last_space != std::string_view::npos ? head.substr(0, last_space) : head;
 }
 
 }  // namespace
@@ -300,7 +290,7 @@ std::vector<std::string_view> split_sentences(std::string_view text) {
       end = sentence_end(text, at);
     } else if (text[at] == '\n' && at + 1 < text.size() && text[at + 1] == '\n') {
       end = at;
-      while (end < text.size() && is_blank(text[end])) ++end;
+      while (end < text.size() && is_blank_byte(text[end])) ++end;
     }
     if (end == std::string_view::npos) continue;
     pieces.push_back(text.substr(begin, end - begin));
@@ -322,7 +312,7 @@ std::vector<std::string> shared_sentences(const json::array& tools) {
     std::unordered_set<std::string_view> said;
     for (const std::string_view piece : split_sentences(description->get_string())) {
       const std::string_view sentence = trimmed(piece);
-      if (characters(sentence) < kSharedSentenceChars || !said.insert(sentence).second) continue;
+      if (char_count(sentence) < kSharedSentenceChars || !said.insert(sentence).second) continue;
       if (tools_saying[sentence]++ == 0) in_order.push_back(sentence);
     }
   }
@@ -358,11 +348,11 @@ CompactDescription compact_description(std::string_view description,
       continue;
     }
     if (sentence.empty()) continue;
-    if (characters(compact.text) >= kDescriptionChars) {
+    if (char_count(compact.text) >= kDescriptionChars) {
       compact.shortened = true;
       break;
     }
-    if (compact.text.empty() && characters(sentence) > kLongestSentenceChars) {
+    if (compact.text.empty() && char_count(sentence) > kLongestSentenceChars) {
       compact.text = cut_at_space(sentence);
       compact.shortened = true;
       break;
@@ -370,7 +360,7 @@ CompactDescription compact_description(std::string_view description,
     if (compact.text.empty()) piece = piece.substr(piece.find(sentence));
     compact.text += piece;
   }
-  while (!compact.text.empty() && is_blank(compact.text.back())) compact.text.pop_back();
+  while (!compact.text.empty() && is_blank_byte(compact.text.back())) compact.text.pop_back();
   if (compact.shortened) compact.text += kShortenedMark;
   return compact;
 }
