@@ -23,10 +23,6 @@ struct ListingNotes {
   std::span<const std::string> shared_guidance;
 };
 
-// Whether the client named `client` shows the model the instructions: Claude Desktop
-// (`claude-ai`) does not (docs/protocol.md 8), so guidance said only there would be lost to it.
-inline bool reads_instructions(std::string_view client) { return client != "claude-ai"; }
-
 // A short paragraph whose first 512 characters stand alone; in lazy mode it opens with how to
 // reach the server's tools.
 std::string instructions_paragraph(std::string_view fetch_tool, const ListingNotes& notes = {});

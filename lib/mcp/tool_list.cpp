@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "mcp/instructions.hpp"
 #include "support/json_pointer.hpp"
 
 namespace ctxguard::mcp {
@@ -209,7 +208,7 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
   const bool size_hints = lists_size_hints(client);
   // The guidance said once in the instructions leaves the descriptions only for a client that
   // shows the model the instructions.
-  const std::span<const std::string> shared = reads_instructions(client)
+  const std::span<const std::string> shared = config::client_traits(client).shows_instructions
                                                   ? std::span<const std::string>(shared_)
                                                   : std::span<const std::string>();
   for (json::value& tool : tools) {

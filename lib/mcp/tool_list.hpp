@@ -20,6 +20,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "config/client_presets.hpp"
 #include "config/profile.hpp"
 #include "mcp/tool_catalog.hpp"
 #include "mcp/tool_compaction.hpp"
@@ -46,8 +47,10 @@ inline constexpr std::string_view kClaudeCodeClient = "claude-code";
 inline constexpr std::string_view kMaxResultSizeKey = "anthropic/maxResultSizeChars";
 
 // Whether the client named `client` gets the size hints in tools/list (and so each tool's hard
-// cap shows in its listing).
-inline bool lists_size_hints(std::string_view client) { return client == kClaudeCodeClient; }
+// cap shows in its listing): the client's trait (config/client_presets.hpp).
+inline bool lists_size_hints(std::string_view client) {
+  return config::client_traits(client).reads_size_hint;
+}
 
 // The characters an answer within `hard_cap` estimated tokens may hold, as Claude Code's hint:
 // never below its own default (50,000), nor above what it accepts (500,000).
