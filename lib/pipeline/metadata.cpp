@@ -78,21 +78,25 @@ std::string CursorIssuer::value(std::size_t part, const std::string& path) const
 std::string CursorIssuer::array_query(std::size_t part, const std::string& path, std::size_t offset,
                                       std::size_t limit, const std::vector<std::string>& fields,
                                       const std::string& query) const {
-  cursor::CursorPayload payload =
-      payload_at(cursor::CursorKind::kArrayPage, entry_, part, path, offset, now_);
-  payload.limit = static_cast<std::uint32_t>(limit);
-  payload.fields = fields;
-  payload.query = query;
-  return codec_.encode(payload);
+  return with_list_and_query(cursor::CursorKind::kArrayPage, part, path, offset, limit, fields,
+                             query);
 }
 
 std::string CursorIssuer::aggregate(std::size_t part, const std::string& path, std::size_t offset,
                                     std::size_t limit, const std::vector<std::string>& spec,
                                     const std::string& query) const {
-  cursor::CursorPayload payload =
-      payload_at(cursor::CursorKind::kAggregate, entry_, part, path, offset, now_);
+  return with_list_and_query(cursor::CursorKind::kAggregate, part, path, offset, limit, spec,
+                             query);
+}
+
+std::string CursorIssuer::with_list_and_query(cursor::CursorKind kind, std::size_t part,
+                                              const std::string& path, std::size_t offset,
+                                              std::size_t limit,
+                                              const std::vector<std::string>& list,
+                                              const std::string& query) const {
+  cursor::CursorPayload payload = payload_at(kind, entry_, part, path, offset, now_);
   payload.limit = static_cast<std::uint32_t>(limit);
-  payload.fields = spec;
+  payload.fields = list;
   payload.query = query;
   return codec_.encode(payload);
 }

@@ -53,6 +53,12 @@ class CursorIssuer {
                         const std::string& query) const;
 
  private:
+  // A cursor with a page size, a list (fields, or an aggregate) and a query.
+  std::string with_list_and_query(cursor::CursorKind kind, std::size_t part,
+                                  const std::string& path, std::size_t offset, std::size_t limit,
+                                  const std::vector<std::string>& list,
+                                  const std::string& query) const;
+
   const cursor::CursorCodec& codec_;
   std::uint64_t entry_;
   std::chrono::system_clock::time_point now_;

@@ -119,19 +119,21 @@ void RewriteJob::build_entry() {
         over_chunk_size(budget_, part.text, part.original_tokens)) {
       // The first answer's `_ctxguard` carries the text's digest (docs/protocol.md 2.5): the
       // chunks are made smaller only as far as the answer's room does not hold it already.
-      text_digests_[k] = digest_text(part.text);
-      const std::string digest = to_json(text_digests_[k]);
-      const std::size_t digest_tokens = budget::estimate_tokens(digest) + kDigestKeyTokens;
+      TextDigest& digest = text_digests_[k];
+      digest.value = digest_text(part.text);
+      const std::string written = to_json(digest.value);
+      digest.chars = written.size();
+      digest.tokens = budget::estimate_tokens(written) + kDigestKeyTokens;
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       budget::FitBudget limits = chunk_limits(budget_);
       const double weight = std::max(weights_[k], 1.0);
       const double with_digest = static_cast<double>(budget_.token_budget) / weight -
-                                 static_cast<double>(kChunkMetadataTokens + digest_tokens);
+                                 static_cast<double>(kChunkMetadataTokens + digest.tokens);
       const double size =
           std::min(static_cast<double>(limits.tokens) / weight, std::max(with_digest, 0.0));
       limits.tokens = std::max<std::size_t>(static_cast<std::size_t>(size), 16);
       for (std::size_t* unit : {&limits.chars, &limits.bytes}) {
-        if (*unit != 0) *unit = *unit > 2 * digest.size() ? *unit - digest.size() : *unit / 2;
+        if (*unit != 0) *unit = *unit > 2 * digest.chars ? *unit - digest.chars : *unit / 2;
       }
       set_chunked_text(cached, std::string(part.text), limits);
     }
@@ -152,17 +154,12 @@ bool RewriteJob::chunk_texts() {
     output.text_total = part.text.size();
     output.meta = chunk_metadata(part, k, 0, issuer(), fetch_tool_);
     if (part.spill) output.meta["file"] = part.spill->path;
-    std::size_t digest_chars = 0;
-    std::size_t digest_tokens = 0;
-    if (!text_digests_[k].empty()) {
-      const std::string digest = to_json(text_digests_[k]);
-      digest_chars = digest.size();
-      digest_tokens = budget::estimate_tokens(digest) + kDigestKeyTokens;
-      output.meta["digest"] = std::move(text_digests_[k]);
-    }
-    compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens + digest_tokens;
+    // Measured when the chunks were sized (build_entry).
+    const TextDigest& digest = text_digests_[k];
+    if (!digest.value.empty()) output.meta["digest"] = digest.value;
+    compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens + digest.tokens;
     if (measures_text_) {
-      const auto reserve = static_cast<double>(kChunkMetadataChars + 1 + digest_chars);
+      const auto reserve = static_cast<double>(kChunkMetadataChars + 1 + digest.chars);
       compact_text_[k] =
           text_cost(output.body) + Cost{.tokens = 0, .chars = reserve, .bytes = reserve};
     }

@@ -173,8 +173,14 @@ class RewriteJob : private FitSubject {
   std::vector<PartOutput> outputs_;
   std::vector<double> weights_;
   std::vector<std::size_t> compact_tokens_;
-  std::vector<Cost> compact_text_;                 // each part's characters and bytes as it stands
-  std::vector<boost::json::object> text_digests_;  // chunked text parts: the first answer's digest
+  std::vector<Cost> compact_text_;  // each part's characters and bytes as it stands
+  // Chunked text parts: the first answer's digest, and what it takes there.
+  struct TextDigest {
+    boost::json::object value;
+    std::size_t chars = 0;   // as JSON (bytes, an upper bound on characters)
+    std::size_t tokens = 0;  // with its key
+  };
+  std::vector<TextDigest> text_digests_;
   std::optional<boost::json::value> structured_;
   CallRecord record_;
   std::vector<std::size_t> json_parts_;   // the parts that are JSON
