@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, readJsonLines, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import {
   SERVER_INFO_KEY,
   SUBSCRIPTION_ID_KEY,
@@ -42,7 +42,7 @@ const FETCH = 'ctxguard_fetch';
 const QUIET_MS = 400;
 
 const scripted = (resultText, extra = {}) => modernMeta({ 'raw-server/result': resultText, ...extra });
-const readRecords = (file) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const readRecords = readJsonLines;
 const emitLines = (lines, meta = modernMeta()) => `${JSON.stringify({ jsonrpc: '2.0', method: 'test/emit', params: { lines, _meta: meta } })}\n`;
 const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
 

@@ -20,6 +20,7 @@ import {
   ctxguardBin,
   makeFiles,
   makeTempDir,
+  readJsonLines,
   removeDir,
   serverCommand,
   skipWithoutCtxguard,
@@ -35,9 +36,7 @@ function joined(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }
 
-function readSamples(file) {
-  return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+const readSamples = readJsonLines;
 
 describe('answer samples', { skip: SKIP }, () => {
   let root;

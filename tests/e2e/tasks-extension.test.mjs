@@ -11,10 +11,9 @@
 
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 
-import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, readJsonLines, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import { ctxguardOf, modernMeta, protocolViolations, rawClient } from './lib/raw-client.mjs';
 import { META_KEY, reconstructJson, textOf } from './lib/reconstruct.mjs';
 
@@ -69,7 +68,7 @@ function modernFetcher(c) {
   };
 }
 
-const readRecords = (file) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const readRecords = readJsonLines;
 
 describe('tasks extension (2026-07-28) on raw pipes', { skip: SKIP, timeout: 120_000 }, () => {
   const tmp = SKIP ? null : makeTempDir('ctxguard-tasks-ext-');

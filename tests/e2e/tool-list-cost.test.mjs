@@ -22,6 +22,7 @@ import {
   FULL_CLIENT_CAPABILITIES,
   makeFiles,
   makeTempDir,
+  readJsonLines,
   removeDir,
   serverCommand,
   skipWithoutCtxguard,
@@ -31,9 +32,7 @@ import {
 const SKIP = skipWithoutCtxguard();
 const T = { timeout: 120_000 };
 
-function records(file) {
-  return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+const records = readJsonLines;
 
 describe('the cost of tools/list', { skip: SKIP }, () => {
   let root;

@@ -161,6 +161,11 @@ async function killHard(session) {
   }
 }
 
+/** The JSON values of a JSON Lines file (a telemetry file, an answer-sample file), in order. */
+export function readJsonLines(file) {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
 /** Close every session opened through this module (use in `after`). */
 export async function closeAllSessions() {
   await Promise.all([...liveSessions].map((s) => s.close()));
