@@ -175,7 +175,8 @@ void add_summary_fields(json::object& meta, const ViewStats& stats,
   std::vector<std::string> what;
   if (stats.strings_cut > 0) what.emplace_back("long strings end in \"…[+N chars: PATH]\"");
   if (stats.values_collapsed > 0)
-    what.emplace_back("deep values read \"[object of N keys: PATH]\"");
+    what.emplace_back(
+        "deep values read \"[object of N keys: PATH]\" or \"[array of N items: PATH]\"");
   if (!projections.empty()) {
     what.emplace_back("records keep only some fields (_ctxguard.projections)");
   }

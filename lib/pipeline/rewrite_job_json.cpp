@@ -140,8 +140,7 @@ void RewriteJob::write_json_parts(const FitPlan& plan) {
     output.stats = ViewStats{};
     if (plan.view.summarizes()) {
       std::string path;
-      write_view(output.body, entry_->parts[k].json, plan.view, plan.map, path, 0, nullptr,
-                 output.stats);
+      write_view(output.body, entry_->parts[k].json, plan.view, plan.map, path, output.stats);
       // A top-level array shown as a table is wrapped like any top-level array.
       if (entry_->parts[k].json.is_array() && output.body.front() == '{') {
         output.body = "{\"items\":" + output.body + "}";

@@ -243,6 +243,17 @@ function stringsWithPointers(value, pointer = '', out = []) {
 
 const HEADING_RE = /^#{1,6}[ \t]/;
 
+/** How many arrays stand around the value at `pointer` in `root`. */
+function arraysAbove(root, pointer) {
+  let count = 0;
+  let value = root;
+  for (const token of parsePointer(pointer)) {
+    if (Array.isArray(value)) count += 1;
+    value = Array.isArray(value) ? value[Number(token)] : value[token];
+  }
+  return count;
+}
+
 // ---------------------------------------------------------------- the suite
 
 describe('summarization, chunking and search through ctxguard (server-filesystem)', { skip: SKIP, timeout: 300_000 }, () => {
@@ -555,7 +566,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       let strings = 0;
       let collapsed = 0;
       let keptMost = 0;
-      const depths = new Set();
+      const folds = [];
       for (const { pointer, value } of stringsWithPointers(shown)) {
         const cut = parseCutString(value, pointer);
         const fold = cut ? null : parseCollapsed(value, pointer);
@@ -574,8 +585,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
           assert.ok(/^\s/u.test(full.slice(cut.prefix.length)) || kept === MAX_STRING, `${pointer}: cut inside a word: ${JSON.stringify(full.slice(cut.prefix.length - 10, cut.prefix.length + 10))}`);
         } else if (fold) {
           collapsed += 1;
-          // One depth for all, the configured one or tighter.
-          depths.add(parsePointer(pointer).length);
+          folds.push(pointer);
           assert.ok(parsePointer(pointer).length <= MAX_DEPTH + 1, `${pointer} is collapsed deeper than ${MAX_DEPTH + 1}`);
           const full = getAt(original, pointer);
           assert.equal(fold.size, fold.kind === 'array' ? full.length : Object.keys(full).length);
@@ -584,8 +594,17 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       }
       assert.equal(strings, meta.stringsCut);
       assert.equal(collapsed, meta.valuesCollapsed);
-      assert.equal(depths.size, 1, `collapsed at depths ${[...depths]}`);
-      t.diagnostic(`strings cut to at most ${keptMost} characters, values collapsed at depth ${[...depths][0]}`);
+      // Values collapse at one depth for all (the configured one or tighter); above it, only
+      // arrays of objects or arrays, all inside the same number of arrays (breadth before depth).
+      const depth = Math.max(...folds.map((p) => parsePointer(p).length));
+      const nestings = new Set();
+      for (const pointer of folds.filter((p) => parsePointer(p).length < depth)) {
+        const full = getAt(original, pointer);
+        assert.ok(Array.isArray(full) && full.some((v) => v !== null && typeof v === 'object'), `${pointer} above depth ${depth} is an array of containers`);
+        nestings.add(arraysAbove(original, pointer));
+      }
+      assert.ok(nestings.size <= 1, `arrays collapsed inside ${[...nestings]} arrays`);
+      t.diagnostic(`strings cut to at most ${keptMost} characters, values collapsed at depth ${depth}, arrays inside ${[...nestings]} arrays`);
     });
 
     test('the first answer is within the token budget', T, () => {

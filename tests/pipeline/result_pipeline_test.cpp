@@ -1,4 +1,5 @@
 #include "pipeline_fixture.hpp"
+#include "value_resolver.hpp"
 
 using namespace ctxguard::pipeline::testing;
 namespace json = boost::json;
@@ -96,7 +97,9 @@ TEST_CASE("pipeline: a long array is cut to one page with _ctxguard and a workin
 }
 
 TEST_CASE("pipeline: arrays of 10 items or fewer are never cut by pagination") {
-  Fixture fixture(small_budget(300));
+  ctxguard::config::BudgetSettings settings = small_budget(300);
+  settings.summarization = false;  // pagination alone: the breadth level would collapse them
+  Fixture fixture(settings);
   json::array groups;
   for (int g = 0; g < 10; ++g) groups.push_back(numbered_items(10, 30));
   auto rewritten = fixture.process(text_result(ctxguard::to_json(groups)));
@@ -128,19 +131,52 @@ TEST_CASE("pipeline: the largest of several long arrays is cut first, others lis
   REQUIRE(rebuild_json(fixture, rewritten->result, 1500) == value);
 }
 
-TEST_CASE("pipeline: nested long arrays get cursors of their own and rebuild exactly") {
-  Fixture fixture(small_budget(1200));
+namespace {
+
+// 30 folders of 12 or 120 items each.
+json::array two_level_tree() {
   json::array tree;
   for (int d = 0; d < 30; ++d) {
     tree.push_back(json::object{{"name", "dir" + std::to_string(d)},
                                 {"children", numbered_items(d % 3 == 0 ? 120 : 12, 8)}});
   }
+  return tree;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: nested long arrays get cursors of their own and rebuild exactly") {
+  ctxguard::config::BudgetSettings settings = small_budget(1200);
+  settings.summarization = false;  // pagination alone
+  Fixture fixture(settings);
+  const json::array tree = two_level_tree();
   auto rewritten = fixture.process(text_result(ctxguard::to_json(tree)));
   REQUIRE(rewritten.has_value());
   REQUIRE(tokens_of(rewritten->result) <= 1200);
   std::size_t pages = 0;
   REQUIRE(rebuild_json(fixture, rewritten->result, 1200, &pages) == json::value(tree));
   REQUIRE(pages > 3);
+}
+
+TEST_CASE("pipeline: a tree over the budget shows every folder before any folder's items") {
+  Fixture fixture(small_budget(1200));
+  const json::array tree = two_level_tree();
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(tree)));
+  REQUIRE(rewritten.has_value());
+  REQUIRE(tokens_of(rewritten->result) <= 1200);
+  const json::value out = parse(text_at(rewritten->result, 0));
+  const json::array& shown = out.at("items").as_array();
+  REQUIRE(shown.size() == tree.size());
+  for (std::size_t d = 0; d < shown.size(); ++d) {
+    const json::object& folder = shown[d].as_object();
+    REQUIRE(folder.at("name") == tree[d].at("name"));
+    const std::size_t items = tree[d].at("children").as_array().size();
+    REQUIRE(folder.at("children").as_string() ==
+            "[array of " + std::to_string(items) + " items: /" + std::to_string(d) + "/children]");
+  }
+  REQUIRE(out.at("_ctxguard").at("valuesCollapsed").as_int64() == 30);
+  ValueResolver resolver(fixture, 1200);
+  REQUIRE(resolver.rebuild(rewritten->result) == json::value(tree));
 }
 
 TEST_CASE("pipeline: structuredContent that mirrors the text is rewritten the same way") {

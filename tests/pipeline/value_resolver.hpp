@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -269,15 +270,15 @@ class ValueResolver {
     }
   }
 
-  // PATH of "[object of N keys: PATH]" / "[array of N items: PATH]".
+  // PATH of "[object of N keys: PATH]" (or "[object of N keys (KEY: M items): PATH]", KEY bare
+  // or a JSON string) / "[array of N items: PATH]".
   static std::optional<std::string> collapsed_path(const std::string& text) {
-    for (const char* prefix : {"[object of ", "[array of "}) {
-      if (text.rfind(prefix, 0) != 0 || text.back() != ']') continue;
-      const std::size_t colon = text.find(": ");
-      if (colon == std::string::npos) continue;
-      return text.substr(colon + 2, text.size() - colon - 3);
-    }
-    return std::nullopt;
+    static const std::regex kCollapsed(
+        R"(^\[(?:object of \d+ keys?(?: \((?:[\w.-]+|"(?:[^"\\]|\\.)*"): \d+ items?\))?)"
+        R"(|array of \d+ items?): ([\s\S]*)\]$)");
+    std::smatch match;
+    if (!std::regex_match(text, match, kCollapsed)) return std::nullopt;
+    return match[1].str();
   }
 
   // PATH of "prefix…[+N chars: PATH]".

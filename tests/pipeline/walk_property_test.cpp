@@ -14,9 +14,7 @@ TEST_CASE("property: following every cursor rebuilds any result exactly, within 
     // Pagination alone: every value comes back byte for byte by following nextCursors.
     // (Summarized values are reached by path; chunk_and_summary_test.cpp covers those.)
     ctxguard::config::BudgetSettings budget = small_budget(seed % 2 == 0 ? 1500 : 3000);
-    budget.summary.max_string_chars = 0;
-    budget.summary.max_depth = 0;
-    budget.summary.project = false;
+    budget.summarization = false;
     Fixture fixture(budget);
     ValueGenerator generator(seed);
     const json::value value =

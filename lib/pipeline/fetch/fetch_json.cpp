@@ -97,7 +97,7 @@ class FetchCall::ValueSubject final : public FitSubject {
     std::string body;
     ViewStats stats;
     std::string scratch = path_;
-    write_view(body, value_, plan.view, plan.map, scratch, 0, nullptr, stats);
+    write_view(body, value_, plan.view, plan.map, scratch, stats);
     json::object meta = value_meta(plan, stats, body);
     return call_.compose(std::move(meta), body);
   }

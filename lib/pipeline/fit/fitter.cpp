@@ -10,8 +10,9 @@ namespace ctxguard::pipeline {
 
 namespace {
 
-constexpr FitLevel kFitLevels[] = {FitLevel::kPages,   FitLevel::kSummarize, FitLevel::kFewer,
-                                   FitLevel::kProject, FitLevel::kShrink,    FitLevel::kTighten};
+constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize, FitLevel::kBreadth,
+                                   FitLevel::kFewer,  FitLevel::kProject,   FitLevel::kShrink,
+                                   FitLevel::kTighten};
 
 // Planning rounds per tightening step (each step already removes a lot).
 constexpr int kTightenRounds = 2;
@@ -30,12 +31,17 @@ constexpr double kProjectionMargin = 16;
 
 constexpr double kNoLimit = -std::numeric_limits<double>::infinity();
 
+// The planning allowance for `_ctxguard` itself.
+constexpr Cost kMetadataCost{
+    .tokens = kMetadataTokens, .chars = kMetadataChars, .bytes = kMetadataChars};
+
 // Plans `level`'s cuts on a planner holding the values; true when they remove `excess`.
 bool plan_level(CutPlanner& planner, FitLevel level, const Cost& excess) {
   if (planner.cut_to_pages(excess)) return true;
   switch (level) {
     case FitLevel::kPages:
     case FitLevel::kSummarize:
+    case FitLevel::kBreadth:
       return false;
     case FitLevel::kFewer:
     case FitLevel::kProject:
@@ -98,6 +104,9 @@ class Fitter {
         ++view_version_;
         return view.summarizes();
       }
+      case FitLevel::kBreadth:
+        // A depth limit of 0 says nothing is ever collapsed.
+        return options_.summarize && options_.max_depth != 0 && choose_array_nesting();
       case FitLevel::kProject:
         ++view_version_;
         return options_.summarize && options_.project && project();
@@ -115,6 +124,44 @@ class Fitter {
     return (options_.max_string_chars != 0 &&
             pristine_->longest_string() > options_.max_string_chars) ||
            (options_.max_depth != 0 && pristine_->deepest_container() > options_.max_depth);
+  }
+
+  // Breadth before depth: sets the view's array nesting to the most levels of nested arrays
+  // shown (arrays of objects or arrays inside more are collapsed) with which the answer fits
+  // once long arrays are cut to pages, or to 1 when none does: the levels after then shorten a
+  // tree shown one level deep. False when no array of containers stands inside another.
+  bool choose_array_nesting() {
+    const std::size_t deepest = planner()->deepest_array_nesting();
+    if (deepest == 0) return false;
+    // Showing fewer levels never shows more: the most that fit is found by bisection.
+    std::size_t fits = 0;
+    std::size_t low = 1;
+    std::size_t high = deepest;
+    while (low <= high) {
+      const std::size_t levels = low + (high - low) / 2;
+      if (pages_fit(levels)) {
+        fits = levels;
+        low = levels + 1;
+      } else {
+        high = levels - 1;
+      }
+    }
+    set_array_nesting(std::max<std::size_t>(fits, 1));
+    return true;
+  }
+
+  // Whether cutting arrays to pages brings the answer within the budget when arrays inside
+  // `levels` arrays are collapsed.
+  bool pages_fit(std::size_t levels) {
+    set_array_nesting(levels);
+    const std::unique_ptr<CutPlanner> cuts = planner();
+    return cuts->cut_to_pages(excess_over(subject_.cost(*cuts) + kMetadataCost, options_.budget));
+  }
+
+  void set_array_nesting(std::size_t levels) {
+    if (result_.plan.view.max_array_nesting == levels) return;
+    result_.plan.view.max_array_nesting = levels;
+    ++view_version_;
   }
 
   // Chooses the projections (into the view) that should save what the cuts so far could not.
@@ -157,10 +204,8 @@ class Fitter {
     for (int round = 0; round < rounds; ++round) {
       const std::unique_ptr<CutPlanner> cuts = planner();
       const Cost cost = subject_.cost(*cuts);
-      const Cost metadata{
-          .tokens = kMetadataTokens, .chars = kMetadataChars, .bytes = kMetadataChars};
       const bool reached =
-          plan_level(*cuts, level, excess_over(cost + metadata, budget) + overshoot);
+          plan_level(*cuts, level, excess_over(cost + kMetadataCost, budget) + overshoot);
       last_map_ = cuts->cut_map();
       last_excess_ = cuts->excess_left();
       last_cost_ = cost;

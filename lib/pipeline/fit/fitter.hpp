@@ -46,6 +46,8 @@ inline constexpr Cost kCursorCost{
 enum class FitLevel {
   kPages,      // arrays longer than a page cut to one page
   kSummarize,  // + long strings cut, deep values collapsed (the view's limits)
+  kBreadth,    // + nested arrays collapsed below the most array levels that fit (a tree: its
+               //   first levels across all branches before any branch goes deeper)
   kFewer,      // + shown arrays shortened, to no fewer than kMinItemsShown items
   kProject,    // + records keep their essential fields (at least kMinProjectedFields)
   kShrink,     // + shown arrays shortened down to one item

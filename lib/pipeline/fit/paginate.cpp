@@ -63,10 +63,9 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
   if (array != nullptr || object != nullptr) {
-    deepest_container_ = std::max(deepest_container_, place.depth);
+    deepest_container_ = std::max(deepest_container_, place.nesting.depth);
   }
-  if ((array != nullptr || object != nullptr) && view_->max_depth != 0 &&
-      place.depth > view_->max_depth) {
+  if ((array != nullptr || object != nullptr) && collapses(value, *view_, place.nesting)) {
     counter_.add_json_string(collapsed_value(value, path_of(path)));
     return;
   }
@@ -113,11 +112,12 @@ void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path
   // A path too long for a cursor could never be continued: such an array is left whole.
   const bool cuttable = array.size() > min_cut_items_ && pointer.size() <= cursor::kMaxPathBytes;
   Place inner = place;
-  inner.depth = place.depth + 1;
+  inner.nesting = place.nesting.in_array();
   inner.array = &array;
   if (cuttable) inner.parent = add_candidate(array, std::move(pointer), place);
   // --tables: as write_table writes it (keys once, then a row of scalars per item).
-  const bool table = shows_as_table(array, {0, array.size()}, *view_, place.depth, place.inherited);
+  const bool table =
+      shows_as_table(array, {0, array.size()}, *view_, place.nesting.depth, place.inherited);
   if (table) {
     count_table_head(array);
   } else {
@@ -133,6 +133,9 @@ void CutPlanner::walk_array(const json::array& array, std::vector<Segment>& path
       count_table_row(array[i].get_object());
     } else {
       walk(array[i], path, inner);
+    }
+    if (array[i].is_object() || array[i].is_array()) {
+      deepest_array_nesting_ = std::max(deepest_array_nesting_, place.nesting.arrays);
     }
     // candidates_ may have grown: index, do not hold a reference across walk().
     if (cuttable) {
@@ -154,7 +157,7 @@ void CutPlanner::walk_object(const json::object& object, std::vector<Segment>& p
   const FieldList* fields = projection_of(*view_, object, place.array, place.inherited);
   FieldList sub;
   Place inner = place;
-  inner.depth = place.depth + 1;
+  inner.nesting = place.nesting.in_object();
   inner.array = nullptr;
   counter_.add("{");
   bool first = true;
@@ -236,7 +239,8 @@ Cost CutPlanner::add_page(const json::array& array, std::size_t part, const std:
   } else {
     counter_.add("[");
   }
-  Place place{.parent = self, .parent_item = 0, .part = part, .depth = 1, .array = &array};
+  Place place{
+      .parent = self, .parent_item = 0, .part = part, .nesting = kPageItem, .array = &array};
   for (std::size_t i = 0; i < count; ++i) {
     const Cost item_before = counted();
     if (i != 0) counter_.add(",");
@@ -404,7 +408,7 @@ void write_page_items(std::string& out, const json::array& array, const std::str
     const std::size_t index = indices != nullptr ? (*indices)[i] : range.begin + i;
     scratch.resize(path.size());
     append_pointer_index(scratch, index);
-    write_view_item(out, array[index], array, view, cuts, scratch, 1, stats);
+    write_view_item(out, array[index], array, view, cuts, scratch, stats);
   }
   out += ']';
 }

@@ -102,6 +102,9 @@ class CutPlanner {
   // (the value added is depth 0). A view whose limits neither reaches prices the values the same.
   std::size_t longest_string() const { return longest_string_; }
   std::size_t deepest_container() const { return deepest_container_; }
+  // The most arrays an array of objects or arrays met stands inside (0: none inside an array):
+  // what the breadth level may collapse.
+  std::size_t deepest_array_nesting() const { return deepest_array_nesting_; }
 
   // Arrays shown shortened, largest first; a page (if any) comes first.
   std::vector<ArrayCut> visible_cuts() const;
@@ -139,7 +142,7 @@ class CutPlanner {
     int parent = -1;  // the nearest enclosing candidate
     std::size_t parent_item = 0;
     std::size_t part = 0;
-    std::size_t depth = 0;
+    Nesting nesting = {};
     const boost::json::array* array = nullptr;  // the array the value is an item of
     const FieldList* inherited = nullptr;       // a dotted projection passed down
   };
@@ -173,6 +176,7 @@ class CutPlanner {
   bool count_chars_ = false;
   std::size_t longest_string_ = 0;
   std::size_t deepest_container_ = 0;
+  std::size_t deepest_array_nesting_ = 0;
 };
 
 // Writes `value` minified, showing only the ranges `cuts` gives for the arrays it names.

@@ -17,8 +17,8 @@ struct GroupFinder {
   const ValueView& view;
   std::vector<RecordGroup> groups;
 
-  void visit(const json::value& value, std::string& path, std::size_t depth) {
-    if (view.max_depth != 0 && depth > view.max_depth) return;
+  void visit(const json::value& value, std::string& path, Nesting nesting) {
+    if (collapses(value, view, nesting)) return;
     if (const json::array* array = value.if_array()) {
       const auto cut = cuts.find(array);
       const ItemWindow window = cut != cuts.end() ? cut->second : ItemWindow{0, array->size()};
@@ -39,14 +39,14 @@ struct GroupFinder {
       const std::size_t size = path.size();
       for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
         append_pointer_index(path, i);
-        visit((*array)[i], path, depth + 1);
+        visit((*array)[i], path, nesting.in_array());
         path.resize(size);
       }
     } else if (const json::object* object = value.if_object()) {
       const std::size_t size = path.size();
       for (const json::key_value_pair& member : *object) {
         append_pointer_key(path, member.key());
-        visit(member.value(), path, depth + 1);
+        visit(member.value(), path, nesting.in_object());
         path.resize(size);
       }
     }
@@ -95,7 +95,7 @@ std::vector<RecordGroup> find_record_groups(const json::value& root, const std::
                                             const CutMap& cuts, const ValueView& view) {
   GroupFinder finder{cuts, view, {}};
   std::string path = base_path;
-  finder.visit(root, path, 0);
+  finder.visit(root, path, Nesting{});
   if (finder.groups.empty()) add_dominant_object(root, base_path, finder.groups);
   return std::move(finder.groups);
 }

@@ -62,13 +62,70 @@ bool tighten(ValueView& view) {
   return false;
 }
 
-std::string collapsed_value(const json::value& value, std::string_view path) {
-  if (const json::object* object = value.if_object()) {
-    return fmt::format("[object of {} key{}: {}]", object->size(), object->size() == 1 ? "" : "s",
-                       path);
+namespace {
+
+// The member array of `object` with the most items (the first of equals), if any is non-empty.
+const json::key_value_pair* largest_array_member(const json::object& object) {
+  const json::key_value_pair* largest = nullptr;
+  for (const json::key_value_pair& member : object) {
+    const json::array* array = member.value().if_array();
+    if (array != nullptr && !array->empty() &&
+        (largest == nullptr || array->size() > largest->value().get_array().size())) {
+      largest = &member;
+    }
   }
-  const std::size_t items = value.as_array().size();
-  return fmt::format("[array of {} item{}: {}]", items, items == 1 ? "" : "s", path);
+  return largest;
+}
+
+// A key as a placeholder names it: bare when it is a plain word, else as a JSON string.
+void append_key_name(std::string& out, std::string_view key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+  if (plain) {
+    out += key;
+  } else {
+    write_json_string(out, key);
+  }
+}
+
+std::string_view plural(std::size_t count, std::string_view one, std::string_view many) {
+  return count == 1 ? one : many;
+}
+
+}  // namespace
+
+std::string collapsed_value(const json::value& value, std::string_view path) {
+  std::string text;
+  if (const json::object* object = value.if_object()) {
+    text = fmt::format("[object of {} {}", object->size(), plural(object->size(), "key", "keys"));
+    if (const json::key_value_pair* largest = largest_array_member(*object)) {
+      const std::size_t items = largest->value().get_array().size();
+      text += " (";
+      append_key_name(text, largest->key());
+      text += fmt::format(": {} {})", items, plural(items, "item", "items"));
+    }
+  } else {
+    const std::size_t items = value.as_array().size();
+    text = fmt::format("[array of {} {}", items, plural(items, "item", "items"));
+  }
+  text += ": ";
+  text += path;
+  text += ']';
+  return text;
+}
+
+bool collapses(const json::value& value, const ValueView& view, Nesting nesting) {
+  if (const json::object* object = value.if_object()) {
+    return view.max_depth != 0 && nesting.depth > view.max_depth && !object->empty();
+  }
+  const json::array* array = value.if_array();
+  if (array == nullptr || array->empty()) return false;
+  if (view.max_depth != 0 && nesting.depth > view.max_depth) return true;
+  return view.max_array_nesting != 0 && nesting.arrays >= view.max_array_nesting &&
+         std::any_of(array->begin(), array->end(),
+                     [](const json::value& item) { return item.is_object() || item.is_array(); });
 }
 
 FieldUse field_use(const FieldList& fields, std::string_view key, FieldList& sub) {
@@ -122,11 +179,11 @@ bool shows_as_table(const json::array& array, ItemWindow window, const ValueView
 namespace {
 
 void write_value(std::string& out, const json::value& value, const json::array* parent,
-                 const ValueView& view, const CutMap& cuts, std::string& path, std::size_t depth,
+                 const ValueView& view, const CutMap& cuts, std::string& path, Nesting nesting,
                  const FieldList* inherited, ViewStats& stats) {
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
-  if ((array != nullptr || object != nullptr) && view.max_depth != 0 && depth > view.max_depth) {
+  if ((array != nullptr || object != nullptr) && collapses(value, view, nesting)) {
     write_json_string(out, collapsed_value(value, path));
     ++stats.values_collapsed;
     return;
@@ -134,7 +191,7 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   if (array != nullptr) {
     const auto cut = cuts.find(array);
     const ItemWindow window = cut != cuts.end() ? cut->second : ItemWindow{0, array->size()};
-    if (shows_as_table(*array, window, view, depth, inherited)) {
+    if (shows_as_table(*array, window, view, nesting.depth, inherited)) {
       write_table(out, *array, window);
       stats.tables.push_back(path);
       return;
@@ -143,7 +200,7 @@ void write_value(std::string& out, const json::value& value, const json::array* 
     for (std::size_t i = window.begin; i < window.begin + window.count; ++i) {
       if (i != window.begin) out += ',';
       const PathStep step(path, i);
-      write_value(out, (*array)[i], array, view, cuts, path, depth + 1, inherited, stats);
+      write_value(out, (*array)[i], array, view, cuts, path, nesting.in_array(), inherited, stats);
     }
     out += ']';
     return;
@@ -162,7 +219,7 @@ void write_value(std::string& out, const json::value& value, const json::array* 
       write_json_string(out, member.key());
       out += ':';
       const PathStep step(path, member.key());
-      write_value(out, member.value(), nullptr, view, cuts, path, depth + 1,
+      write_value(out, member.value(), nullptr, view, cuts, path, nesting.in_object(),
                   use == FieldUse::kPartial ? &sub : nullptr, stats);
     }
     out += '}';
@@ -181,15 +238,14 @@ void write_value(std::string& out, const json::value& value, const json::array* 
 }  // namespace
 
 void write_view(std::string& out, const json::value& value, const ValueView& view,
-                const CutMap& cuts, std::string& path, std::size_t depth,
-                const FieldList* inherited, ViewStats& stats) {
-  write_value(out, value, nullptr, view, cuts, path, depth, inherited, stats);
+                const CutMap& cuts, std::string& path, ViewStats& stats) {
+  write_value(out, value, nullptr, view, cuts, path, Nesting{}, nullptr, stats);
 }
 
 void write_view_item(std::string& out, const json::value& item, const json::array& parent,
                      const ValueView& view, const CutMap& cuts, std::string& path,
-                     std::size_t depth, ViewStats& stats) {
-  write_value(out, item, &parent, view, cuts, path, depth, nullptr, stats);
+                     ViewStats& stats) {
+  write_value(out, item, &parent, view, cuts, path, kPageItem, nullptr, stats);
 }
 
 }  // namespace ctxguard::pipeline

@@ -4,7 +4,10 @@
 //   - strings longer than `max_string_chars` characters are cut at a word boundary and end in
 //     "…[+N chars: PATH]" (PATH: the RFC 6901 pointer of the whole string in the cached value);
 //   - objects and arrays nested deeper than `max_depth` read "[object of N keys: PATH]" or
-//     "[array of N items: PATH]";
+//     "[array of N items: PATH]" (an object holding arrays also names its largest one:
+//     "[object of 3 keys (children: 45 items): PATH]");
+//   - arrays of objects or arrays nested in `max_array_nesting` arrays or more read
+//     "[array of N items: PATH]": the breadth level (fitter.hpp) shows a tree level by level;
 //   - records keep only some fields: the items of an array (`item_fields`) or one object
 //     (`object_fields`); fields are keys, dotted to reach into nested objects ("guest.name").
 // Everything left out stays one ctxguard_fetch away: {cursor: _ctxguard.resultCursor, path}.
@@ -29,17 +32,36 @@ using FieldList = std::vector<std::string>;
 using CutMap = std::unordered_map<const boost::json::array*, ItemWindow>;
 
 struct ValueView {
-  std::size_t max_string_chars = 0;  // 0: strings whole
-  std::size_t max_depth = 0;         // 0: any depth (the value itself is depth 0)
-  bool tables = false;               // --tables: uniform flat arrays as {"columns","rows"}
+  std::size_t max_string_chars = 0;   // 0: strings whole
+  std::size_t max_depth = 0;          // 0: any depth (the value itself is depth 0)
+  std::size_t max_array_nesting = 0;  // 0: off; else arrays inside this many arrays collapse
+  bool tables = false;                // --tables: uniform flat arrays as {"columns","rows"}
   std::unordered_map<const boost::json::array*, FieldList> item_fields;
   std::unordered_map<const boost::json::object*, FieldList> object_fields;
 
   bool summarizes() const {
-    return max_string_chars != 0 || max_depth != 0 || tables || !item_fields.empty() ||
-           !object_fields.empty();
+    return max_string_chars != 0 || max_depth != 0 || max_array_nesting != 0 || tables ||
+           !item_fields.empty() || !object_fields.empty();
   }
 };
+
+// Where a value stands in what is shown: how deep (the value shown is depth 0) and inside how
+// many arrays.
+struct Nesting {
+  std::size_t depth = 0;
+  std::size_t arrays = 0;
+
+  Nesting in_array() const { return {.depth = depth + 1, .arrays = arrays + 1}; }
+  Nesting in_object() const { return {.depth = depth + 1, .arrays = arrays}; }
+};
+
+// Where the items of a page stand: inside the array they are items of.
+inline constexpr Nesting kPageItem{.depth = 1, .arrays = 1};
+
+// Whether `value` (at `nesting`) is shown collapsed under `view`: a non-empty object or array
+// deeper than max_depth, or a non-empty array holding objects or arrays inside max_array_nesting
+// arrays or more. An empty value or a list of scalars says as much as its placeholder would.
+bool collapses(const boost::json::value& value, const ValueView& view, Nesting nesting);
 
 // The floor of tighten(): strings are never cut shorter than this.
 inline constexpr std::size_t kMinStringChars = 40;
@@ -80,18 +102,16 @@ std::string collapsed_value(const boost::json::value& value, std::string_view pa
 enum class FieldUse { kDrop, kWhole, kPartial };
 FieldUse field_use(const FieldList& fields, std::string_view key, FieldList& sub);
 
-// Writes `value` (at pointer `path`, shown at depth `depth`) minified as `view` shows it, the
-// arrays `cuts` names shortened. `path` is used as scratch and restored. `inherited`: the
-// projection a dotted field passes down to this value (null: none).
+// Writes `value` (at pointer `path`, the value shown: depth 0) minified as `view` shows it, the
+// arrays `cuts` names shortened. `path` is used as scratch and restored.
 void write_view(std::string& out, const boost::json::value& value, const ValueView& view,
-                const CutMap& cuts, std::string& path, std::size_t depth,
-                const FieldList* inherited, ViewStats& stats);
+                const CutMap& cuts, std::string& path, ViewStats& stats);
 
-// Writes an object item of `parent` (or any value) at `path`, depth `depth`: the item-level entry
-// point for pages (an item's projection comes from its array).
+// Writes an item of `parent` at `path`, standing at kPageItem: the item-level entry point for
+// pages (an item's projection comes from its array).
 void write_view_item(std::string& out, const boost::json::value& item,
                      const boost::json::array& parent, const ValueView& view, const CutMap& cuts,
-                     std::string& path, std::size_t depth, ViewStats& stats);
+                     std::string& path, ViewStats& stats);
 
 // The projection that applies to `object` (an item of `parent` when not null): its own, the
 // array's, or the inherited one. Null: all fields.

@@ -260,7 +260,8 @@ export function splitTextPiece(result) {
 // When pages alone do not bring an answer within the budget, ctxguard also
 // summarizes what it shows (lib/pipeline/fit/summarize.hpp, fetch/fetch_tool.hpp):
 //   cut string      "prefix…[+N chars: PTR]"    N code points left out after the prefix
-//   collapsed value "[object of N keys: PTR]" / "[array of N items: PTR]" (also "1 key", "1 item")
+//   collapsed value "[object of N keys: PTR]" / "[array of N items: PTR]" (also "1 key", "1 item");
+//                   an object holding arrays names its largest: "[object of N keys (KEY: M items): PTR]"
 //   projection      records keep some fields: _ctxguard.projections =
 //                   [{path, projectedFields, omittedFields, totalFields}], `path` the array
 //                   whose shown items (or the one object) lost fields; dotted projected fields
@@ -320,7 +321,7 @@ export function parseCutString(s, ptr) {
 /** If `s` is the collapsed stand-in for pointer `ptr`: {kind: 'object'|'array', size}; else null. */
 export function parseCollapsed(s, ptr) {
   if (typeof s !== 'string' || !s.endsWith(`: ${ptr}]`)) return null;
-  const m = /^\[(object) of (\d+) keys?: |^\[(array) of (\d+) items?: /.exec(s);
+  const m = /^\[(object) of (\d+) keys?(?: \((?:[\w.-]+|"(?:[^"\\]|\\.)*"): \d+ items?\))?: |^\[(array) of (\d+) items?: /.exec(s);
   if (!m || s.length !== m[0].length + ptr.length + 1) return null;
   return { kind: m[1] ?? m[3], size: Number(m[2] ?? m[4]) };
 }

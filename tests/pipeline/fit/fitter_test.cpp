@@ -44,7 +44,7 @@ class TreeSubject final : public FitSubject {
     std::string body;
     std::string path;
     ctxguard::pipeline::ViewStats stats;
-    ctxguard::pipeline::write_view(body, value_, plan.view, plan.map, path, 0, nullptr, stats);
+    ctxguard::pipeline::write_view(body, value_, plan.view, plan.map, path, stats);
     levels.push_back(plan.level);
     string_limits.push_back(plan.view.max_string_chars);
     written = body;
@@ -184,6 +184,124 @@ TEST_CASE("fitter: records are projected before fewer than ten are shown") {
   REQUIRE_FALSE(result.plan.projections.empty());
   REQUIRE(result.plan.cuts.front().shown >= ctxguard::pipeline::kMinItemsShown);
   REQUIRE(subject.written.find("\"note\"") == std::string::npos);
+}
+
+namespace {
+
+// A directory tree `fanout` wide at each level, `levels` deep; every folder holds `files` files.
+json::array folder_tree(std::size_t levels, std::size_t fanout, std::size_t files,
+                        const std::string& prefix = "d") {
+  json::array children;
+  for (std::size_t f = 0; f < files; ++f) {
+    children.push_back(
+        json::object{{"name", prefix + "-file" + std::to_string(f) + ".txt"}, {"type", "file"}});
+  }
+  if (levels > 0) {
+    for (std::size_t i = 0; i < fanout; ++i) {
+      const std::string name = prefix + std::to_string(i);
+      children.push_back(json::object{{"name", name},
+                                      {"type", "directory"},
+                                      {"children", folder_tree(levels - 1, fanout, files, name)}});
+    }
+  }
+  return children;
+}
+
+// Every "name" of a folder in `tree` down to `levels` levels.
+void folder_names(const json::array& tree, std::size_t levels, std::vector<std::string>& names) {
+  for (const json::value& entry : tree) {
+    if (entry.at("type") != "directory") continue;
+    names.emplace_back(entry.at("name").as_string());
+    const json::array* children = entry.at("children").if_array();
+    if (levels > 1 && children != nullptr) folder_names(*children, levels - 1, names);
+  }
+}
+
+// Options that collapse values (the breadth level needs a depth limit), none reached here.
+FitOptions tree_options(std::size_t budget) {
+  FitOptions collapsing = options(budget);
+  collapsing.max_depth = 16;
+  return collapsing;
+}
+
+bool shows_name(const std::string& written, const std::string& name) {
+  return written.find("\"name\":\"" + name + "\"") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("fitter: a tree is shown level by level, every branch before any goes deeper") {
+  // 6 folders of 6 folders of 6 folders, 8 files in each: about 20,000 tokens whole.
+  const json::array tree = folder_tree(3, 6, 8);
+  TreeSubject subject(tree);
+  const FitResult result = ctxguard::pipeline::fit(subject, tree_options(3000), ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.plan.level == FitLevel::kBreadth);
+  // Two levels of folders fit: all 42 names are shown, and every folder of the second level
+  // says how many entries it holds.
+  REQUIRE(result.plan.view.max_array_nesting == 2);
+  std::vector<std::string> names;
+  folder_names(tree, 2, names);
+  REQUIRE(names.size() == 42);
+  for (const std::string& name : names) REQUIRE(shows_name(subject.written, name));
+  REQUIRE(subject.written.find("\"[array of 14 items: /8/children/8/children]\"") !=
+          std::string::npos);
+  // Nothing of the third level is shown.
+  REQUIRE_FALSE(shows_name(subject.written, "d000"));
+}
+
+TEST_CASE("fitter: one huge branch is collapsed, its siblings' levels stay shown") {
+  json::array tree = folder_tree(1, 8, 2);
+  // One folder of 3 folders of 1,000 files each, beside 8 small ones.
+  json::array huge;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "huge" + std::to_string(i);
+    huge.push_back(json::object{
+        {"name", name}, {"type", "directory"}, {"children", folder_tree(0, 0, 1000, name)}});
+  }
+  tree.push_back(json::object{{"name", "huge"}, {"type", "directory"}, {"children", huge}});
+  TreeSubject subject(tree);
+  const FitResult result = ctxguard::pipeline::fit(subject, tree_options(2500), ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.plan.level == FitLevel::kBreadth);
+  REQUIRE(subject.written.find("\"[array of 1000 items: /10/children/0/children]\"") !=
+          std::string::npos);
+  std::vector<std::string> names;
+  folder_names(tree, 2, names);
+  for (const std::string& name : names) REQUIRE(shows_name(subject.written, name));
+}
+
+TEST_CASE("fitter: arrays of arrays are shown a level at a time; flat records are not touched") {
+  // A 3-deep matrix of small rows.
+  json::array matrix;
+  for (int a = 0; a < 12; ++a) {
+    json::array plane;
+    for (int b = 0; b < 12; ++b) {
+      json::array row;
+      for (int c = 0; c < 40; ++c) row.push_back(json::array{a, b, c, "cell"});
+      plane.push_back(std::move(row));
+    }
+    matrix.push_back(std::move(plane));
+  }
+  TreeSubject subject(matrix);
+  const FitResult result = ctxguard::pipeline::fit(subject, tree_options(2000), ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.plan.view.max_array_nesting >= 1);
+  // All 12 planes are there, each as many rows as fit.
+  const json::value written = json::parse(subject.written);
+  REQUIRE(written.as_array().size() == 12);
+  // Records without nested arrays never reach the breadth level.
+  TreeSubject flat(json::object{{"rows", records(300, 2000)}});
+  FitOptions wide = tree_options(2500);
+  wide.max_string_chars = 0;
+  const FitResult flat_result = ctxguard::pipeline::fit(flat, wide, ValueView{});
+  REQUIRE(flat_result.plan.view.max_array_nesting == 0);
+  for (const FitLevel level : flat.levels) REQUIRE(level != FitLevel::kBreadth);
+  // A depth limit of 0 (nothing collapsed) turns the level off.
+  TreeSubject uncollapsed(matrix);
+  const FitResult any_depth = ctxguard::pipeline::fit(uncollapsed, options(2000), ValueView{});
+  REQUIRE(any_depth.plan.view.max_array_nesting == 0);
+  REQUIRE(uncollapsed.written.find("[array of") == std::string::npos);
 }
 
 TEST_CASE("fitter: corrections grow with what an answer came out over") {

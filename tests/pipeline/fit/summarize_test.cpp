@@ -22,7 +22,7 @@ std::string shown(const json::value& value, const ValueView& view, ViewStats* st
   std::string out;
   std::string path;
   ViewStats local;
-  write_view(out, value, view, {}, path, 0, nullptr, stats != nullptr ? *stats : local);
+  write_view(out, value, view, {}, path, stats != nullptr ? *stats : local);
   return out;
 }
 
@@ -55,6 +55,40 @@ TEST_CASE("summarize: deep values collapse to a placeholder naming their size an
       shown(value, view, &stats) ==
       R"({"a":{"b":{"c":"[array of 3 items: /a/b/c]","d":"[object of 1 key: /a/b/d]"}},"f":"x"})");
   CHECK(stats.values_collapsed == 2);
+}
+
+TEST_CASE("summarize: a collapsed object names its largest array, empty values never collapse") {
+  const json::value value =
+      parse(R"({"a":{"b":{"name":"x","kids":[1,2],"files":[{},{},{}],"none":[]},)"
+            R"("c":{"odd key":[1],"k":1},"e":{},"f":[]}})");
+  ValueView view;
+  view.max_depth = 1;
+  ViewStats stats;
+  CHECK(shown(value, view, &stats) ==
+        R"({"a":{"b":"[object of 4 keys (files: 3 items): /a/b]",)"
+        R"("c":"[object of 2 keys (\"odd key\": 1 item): /a/c]","e":{},"f":[]}})");
+  CHECK(stats.values_collapsed == 2);
+}
+
+TEST_CASE("summarize: array nesting collapses arrays of containers inside that many arrays") {
+  // A tree: folders hold `children`; a list of tags (scalars) is never collapsed by nesting.
+  const json::value value = parse(
+      R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":[{"name":"f"}]}]},)"
+      R"({"name":"b","children":[]},[[1],[2]]])");
+  ValueView view;
+  view.max_array_nesting = 2;
+  ViewStats stats;
+  CHECK(shown(value, view, &stats) ==
+        R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":)"
+        R"("[array of 1 item: /0/children/0/children]"}]},{"name":"b","children":[]},[[1],[2]]])");
+  CHECK(stats.values_collapsed == 1);
+  view.max_array_nesting = 1;
+  CHECK(shown(value, view) ==
+        R"([{"name":"a","tags":["x","y"],"children":"[array of 1 item: /0/children]"},)"
+        R"({"name":"b","children":[]},"[array of 2 items: /2]"])");
+  CHECK(collapses(value.at(0).at("children"), view, Nesting{.depth = 2, .arrays = 1}));
+  CHECK_FALSE(collapses(value.at(0).at("tags"), view, Nesting{.depth = 2, .arrays = 1}));
+  CHECK_FALSE(collapses(value, view, Nesting{}));
 }
 
 TEST_CASE("summarize: projections keep fields, dotted ones reach into nested objects") {
