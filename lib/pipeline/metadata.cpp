@@ -273,6 +273,13 @@ std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::str
     hint = fmt::format("Showing items {}-{} of {} of {}: the last page.", primary.begin,
                        primary.begin + primary.shown - 1, primary.total, where);
   }
+  // Said once, where an array of records is first shown cut: later pages need not repeat it.
+  if (primary.holds_records && primary.begin == 0 && primary.shown < primary.total) {
+    hint += fmt::format(
+        " To count or sum all {} items, pass the same cursor with \"aggregate\": "
+        "{{\"groupBy\": FIELD, \"sum\": FIELD}} (and \"query\" to filter).",
+        primary.total);
+  }
   if (other_cuts > 0) {
     hint += fmt::format(
         " {} more array{} shortened: see _ctxguard.otherCuts; call {} with each one's "

@@ -71,7 +71,11 @@ boost::json::object cut_fields(const ArrayCut& cut, const std::string& next_curs
 void set_budget_fields(boost::json::object& meta, std::size_t estimated_tokens,
                        std::size_t token_budget);
 
-// One line telling the model how to continue from this answer alone.
+// What a first chunk's hint adds when its `_ctxguard` carries the text's digest.
+inline constexpr std::string_view kTextDigestHint = " _ctxguard.digest describes the whole text.";
+
+// One line telling the model how to continue from this answer alone; for a cut array of records
+// shown from its first item, also how to count and sum them all.
 std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::string_view fetch_tool,
                        std::size_t max_page_size);
 std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_more,

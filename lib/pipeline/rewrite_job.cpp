@@ -122,8 +122,9 @@ void RewriteJob::build_entry() {
       TextDigest& digest = text_digests_[k];
       digest.value = digest_text(part.text);
       const std::string written = to_json(digest.value);
-      digest.chars = written.size();
-      digest.tokens = budget::estimate_tokens(written) + kDigestKeyTokens;
+      digest.chars = written.size() + kTextDigestHint.size();
+      digest.tokens = budget::estimate_tokens(written) + kDigestKeyTokens +
+                      budget::estimate_tokens(kTextDigestHint);
       // A chunk that goes out twice (structuredContent repeating the text) costs twice.
       budget::FitBudget limits = chunk_limits(budget_);
       const double weight = std::max(weights_[k], 1.0);
@@ -156,7 +157,11 @@ bool RewriteJob::chunk_texts() {
     if (part.spill) output.meta["file"] = part.spill->path;
     // Measured when the chunks were sized (build_entry).
     const TextDigest& digest = text_digests_[k];
-    if (!digest.value.empty()) output.meta["digest"] = digest.value;
+    if (!digest.value.empty()) {
+      output.meta["digest"] = digest.value;
+      json::string& hint = output.meta["hint"].as_string();
+      hint.append(kTextDigestHint);
+    }
     compact_tokens_[k] = budget::estimate_tokens(output.body) + kMetadataTokens + digest.tokens;
     if (measures_text_) {
       const auto reserve = static_cast<double>(kChunkMetadataChars + 1 + digest.chars);
@@ -341,7 +346,7 @@ std::size_t RewriteJob::compacted_total() const {
   return static_cast<std::size_t>(total);
 }
 
-void RewriteJob::compose() {
+std::size_t RewriteJob::compose() {
   compose_with(0);
   std::size_t reported = measure() + 4;
   for (int round = 0; round < 3; ++round) {
@@ -350,6 +355,7 @@ void RewriteJob::compose() {
     if (measured <= reported) break;
     reported = measured + 2;
   }
+  return reported;
 }
 
 void RewriteJob::compose_with(std::size_t estimated) {
@@ -417,8 +423,9 @@ std::size_t RewriteJob::measure() const {
 }
 
 AnswerSize RewriteJob::answer_size() {
-  compose();
-  if (!measures_text_) return AnswerSize{.tokens = measure()};
+  // Held to the budget as the answer states it: estimatedTokens never says it is over.
+  const std::size_t reported = compose();
+  if (!measures_text_) return AnswerSize{.tokens = reported};
   budget::TextMeasure text;
   const json::array& content = result_.at("content").as_array();
   const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());
@@ -431,7 +438,7 @@ AnswerSize RewriteJob::answer_size() {
     }
   }
   AnswerSize size = text.size();
-  size.tokens = measure();
+  size.tokens = reported;
   return size;
 }
 

@@ -134,7 +134,8 @@ class RewriteJob : private FitSubject {
 
   // Builds every part's text with the budget fields filled in: once with a guess to measure the
   // answer, then with the measured figure (the figure itself costs a token or two more).
-  void compose();
+  // Returns the figure the answer states: never below its measure, and what a budget holds.
+  std::size_t compose();
 
   void compose_with(std::size_t estimated);
 

@@ -54,6 +54,10 @@ TEST_CASE("chunks: plain text over the chunk size comes as its first chunk with 
   CHECK(meta.at("totalChunks").as_int64() > 1);
   CHECK(tokens_of(result) <= fixture.budget.token_budget);
   CHECK(ctxguard::budget::estimate_tokens(text_at(result, 0)) <= budget.summary.chunk_tokens);
+  // The digest of the whole text, and the hint's one sentence naming it.
+  CHECK(meta.at("digest").at("levels").at("ERROR").as_int64() > 0);
+  const std::string_view hint = meta.at("hint").as_string();
+  CHECK(hint.ends_with(ctxguard::pipeline::kTextDigestHint));
 
   // Every chunk: within the budget, never starting on a continuation line; together the text.
   std::string rebuilt = text_at(result, 0);
@@ -68,6 +72,7 @@ TEST_CASE("chunks: plain text over the chunk size comes as its first chunk with 
     rebuilt += text;
     next = meta_of(chunk, 1);
     CHECK(next.at("chunkIndex").as_int64() == ++index);
+    CHECK(next.at("hint").as_string().find("digest") == json::string::npos);
   }
   CHECK(index + 1 == meta.at("totalChunks").as_int64());
   CHECK(rebuilt == log);

@@ -86,6 +86,12 @@ TEST_CASE("pipeline: a long array is cut to one page with _ctxguard and a workin
   CHECK(out.at("bookings").as_array().size() == shown);
   CHECK(out.at("total").as_int64() == 500);  // the rest of the structure stays
   CHECK(meta.at("hint").as_string().find("ctxguard_fetch") != json::string::npos);
+  // Records: the hint says how to count and sum them all, once.
+  CHECK(meta.at("hint").as_string().find("To count or sum all 500 items, pass the same cursor "
+                                         "with \"aggregate\"") != json::string::npos);
+  const json::object page = fixture.fetch_page({{"cursor", meta.at("nextCursor")}});
+  CHECK(parse(text_at(page, 0)).at("_ctxguard").at("hint").as_string().find("aggregate") ==
+        json::string::npos);
   CHECK(meta.at("estimatedTokens").as_int64() <= 1000);
   CHECK(meta.at("budgetRemaining").as_int64() == 1000 - meta.at("estimatedTokens").as_int64());
   CHECK(tokens_of(rewritten->result) <= 1000);
@@ -107,6 +113,17 @@ TEST_CASE("pipeline: arrays of 10 items or fewer are never cut by pagination") {
   // Nothing could be paginated, and the result is over the hard cap: it is cut as text.
   REQUIRE(rewritten->record.stages.back() == "hard-cap");
   REQUIRE(parse(rebuild_text(fixture, rewritten->result, 0)) == json::value(groups));
+}
+
+TEST_CASE("pipeline: a cut array of scalars gets no aggregate sentence") {
+  Fixture fixture(small_budget(300));
+  json::array words;
+  for (int i = 0; i < 2000; ++i) words.emplace_back("word" + std::to_string(i));
+  auto rewritten = fixture.process(text_result(ctxguard::to_json(json::object{{"words", words}})));
+  REQUIRE(rewritten.has_value());
+  const json::value out = parse(text_at(rewritten->result, 0));
+  CHECK(out.at("_ctxguard").at("hasMore").as_bool());
+  CHECK(out.at("_ctxguard").at("hint").as_string().find("aggregate") == json::string::npos);
 }
 
 TEST_CASE("pipeline: a top-level array comes back as items with wrapped set") {

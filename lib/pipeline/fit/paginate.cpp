@@ -361,13 +361,15 @@ std::vector<ArrayCut> CutPlanner::visible_cuts() const {
     const Candidate& candidate = candidates_[i];
     if (!candidate.is_page && candidate.keep == candidate.count) continue;
     if (!visible(i)) continue;
-    cuts.push_back(ArrayCut{.part = candidate.part,
-                            .path = candidate.path,
-                            .begin = candidate.begin,
-                            .shown = candidate.keep,
-                            .total = candidate.array->size(),
-                            .original_cost = candidate.original_cost,
-                            .is_page = candidate.is_page});
+    cuts.push_back(ArrayCut{
+        .part = candidate.part,
+        .path = candidate.path,
+        .begin = candidate.begin,
+        .shown = candidate.keep,
+        .total = candidate.array->size(),
+        .original_cost = candidate.original_cost,
+        .is_page = candidate.is_page,
+        .holds_records = !candidate.array->empty() && candidate.array->front().is_object()});
   }
   std::stable_sort(cuts.begin(), cuts.end(), [](const ArrayCut& a, const ArrayCut& b) {
     if (a.is_page != b.is_page) return a.is_page;

@@ -49,13 +49,14 @@ struct Cost {
 
 // One shortened array as the answer shows it.
 struct ArrayCut {
-  std::size_t part = 0;      // the cached part the array is in
-  std::string path;          // RFC 6901 pointer of the array inside that part
-  std::size_t begin = 0;     // index of the first item shown (0 in a first answer)
-  std::size_t shown = 0;     // items shown
-  std::size_t total = 0;     // items in the array
-  double original_cost = 0;  // cost of the whole array: cuts are listed largest first
-  bool is_page = false;      // the page a ctxguard_fetch answer consists of
+  std::size_t part = 0;        // the cached part the array is in
+  std::string path;            // RFC 6901 pointer of the array inside that part
+  std::size_t begin = 0;       // index of the first item shown (0 in a first answer)
+  std::size_t shown = 0;       // items shown
+  std::size_t total = 0;       // items in the array
+  double original_cost = 0;    // cost of the whole array: cuts are listed largest first
+  bool is_page = false;        // the page a ctxguard_fetch answer consists of
+  bool holds_records = false;  // its first item is an object: counts and sums apply
 };
 
 using ShownRange = ItemWindow;
