@@ -16,6 +16,9 @@ packages=(
   # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
   clang libclang-rt-14-dev llvm
   clang-format  # scripts/check-sources.sh: every source formatted as .clang-format says
+  # A real PostgreSQL for server-postgres in the e2e tests (tests/e2e/lib/postgres.mjs starts a
+  # scratch cluster of its own and stops it; the package's default cluster is not used).
+  postgresql-15
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

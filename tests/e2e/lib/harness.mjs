@@ -51,11 +51,13 @@ const SERVER_ENTRIES = {
   everything: { entry: path.join(MCP_DIR, 'server-everything', 'dist', 'index.js'), fixedArgs: ['stdio'] },
   filesystem: { entry: path.join(MCP_DIR, 'server-filesystem', 'dist', 'index.js'), fixedArgs: [] },
   memory: { entry: path.join(MCP_DIR, 'server-memory', 'dist', 'index.js'), fixedArgs: [] },
+  // Its one argument is the database URL (lib/postgres.mjs starts a database).
+  postgres: { entry: path.join(MCP_DIR, 'server-postgres', 'dist', 'index.js'), fixedArgs: [] },
 };
 
 /**
  * Command line of a reference MCP server.
- * @param {'everything'|'filesystem'|'memory'} name
+ * @param {'everything'|'filesystem'|'memory'|'postgres'} name
  * @param {...string} args extra arguments (e.g. the allowed directory of server-filesystem)
  * @returns {{command: string, args: string[], env?: Record<string,string>}}
  */
