@@ -84,11 +84,16 @@ std::string_view level_of(std::string_view token) {
   static constexpr std::array<std::string_view, 9> kLevels{
       "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"};
   if (token.size() < 4 || token.size() > 8) return {};
-  std::string upper(token);
-  for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
-  const auto found = std::find(kLevels.begin(), kLevels.end(), upper);
-  if (found == kLevels.end()) return {};
-  return *found == "WARNING" ? std::string_view("WARN") : *found;
+  for (const std::string_view level : kLevels) {
+    if (level.size() != token.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < level.size() && same; ++i) {
+      const char c = token[i];
+      same = (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) == level[i];
+    }
+    if (same) return level == "WARNING" ? std::string_view("WARN") : level;
+  }
+  return {};
 }
 
 bool is_hex_id(std::string_view token) {
@@ -99,41 +104,98 @@ bool is_hex_id(std::string_view token) {
          });
 }
 
-// `token` with what varies from entry to entry masked as "<*>": an id of 8 or more hex digits
-// (a hash, a UUID) whole, and every run of digits (with the . , : between them: 3.14, 12:30:45).
-void append_masked(std::string& out, std::string_view token) {
-  if (is_hex_id(unbracketed(token))) {
-    out += "<*>";
-    return;
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// A message's template, written into a fixed buffer: a line's template is built for every entry
+// of a log, so it never allocates. Holds at most kTemplateChars bytes; what goes past is dropped.
+class TemplateBuffer {
+ public:
+  void clear() { size_ = 0; }
+  bool full() const { return size_ >= kTemplateChars; }
+  void append(std::string_view text) {
+    const std::size_t room = kTemplateChars - std::min(size_, kTemplateChars);
+    const std::size_t take = std::min(room, text.size());
+    std::copy_n(text.data(), take, bytes_.data() + size_);
+    size_ += take;
   }
-  for (std::size_t i = 0; i < token.size();) {
-    if (token[i] < '0' || token[i] > '9') {
-      out += token[i++];
-      continue;
+  // `token` with what varies from entry to entry masked as "<*>": an id of 8 or more hex digits
+  // (a hash, a UUID) whole, and every run of digits (with the . , : between them: 3.14,
+  // 12:30:45).
+  void append_masked(std::string_view token) {
+    if (token.size() >= 8 && is_hex_id(unbracketed(token))) {
+      append(kMask);
+      return;
     }
-    while (i < token.size() &&
-           ((token[i] >= '0' && token[i] <= '9') ||
-            ((token[i] == '.' || token[i] == ',' || token[i] == ':') && i + 1 < token.size() &&
-             token[i + 1] >= '0' && token[i + 1] <= '9'))) {
-      ++i;
+    // Byte by byte into the buffer: this runs for every byte of every entry's message.
+    const char* in = token.data();
+    const char* const end = in + token.size();
+    char* out = bytes_.data() + size_;
+    char* const limit = bytes_.data() + kTemplateChars;
+    while (in < end && out < limit) {
+      if (!is_digit(*in)) {
+        *out++ = *in++;
+        continue;
+      }
+      ++in;
+      while (in < end && (is_digit(*in) || ((*in == '.' || *in == ',' || *in == ':') &&
+                                            in + 1 < end && is_digit(in[1])))) {
+        ++in;
+      }
+      for (const char mask : kMask) {
+        if (out < limit) *out++ = mask;
+      }
     }
-    out += "<*>";
+    size_ = static_cast<std::size_t>(out - bytes_.data());
   }
-}
+  // The template, never ending inside a UTF-8 sequence.
+  std::string_view view() const {
+    std::size_t size = size_;
+    if (size == kTemplateChars) size = text::prefix_bytes({bytes_.data(), size}, kTemplateChars);
+    return {bytes_.data(), size};
+  }
+
+ private:
+  static constexpr std::string_view kMask = "<*>";
+  std::array<char, kTemplateChars> bytes_{};
+  std::size_t size_ = 0;
+};
 
 struct Message {
   std::size_t count = 0;
   std::size_t first_line = 0;
 };
 
+// Hashes and compares std::string keys by std::string_view, so that a lookup builds no string.
+struct TemplateHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const {
+    return std::hash<std::string_view>{}(text);
+  }
+};
+
+// The timestamp at the start of an entry (its first `count` tokens, unbracketed, joined by one
+// space), from the line's head as it stands.
+std::string timestamp_of(std::string_view head, std::size_t count) {
+  std::vector<std::string_view> tokens;
+  tokens_of(head, count, tokens);
+  std::string time;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (i > 0) time += ' ';
+    time += unbracketed(tokens[i]);
+  }
+  return time;
+}
+
 struct LogDigest {
   std::size_t entries = 0;
-  std::string first_time, last_time;
-  std::vector<std::pair<std::string, std::size_t>> levels;  // in order of first appearance
-  std::unordered_map<std::string, Message> messages;
+  // The first and the last timestamp: where they stand, formatted once at the end.
+  std::string_view first_time, last_time;
+  std::size_t first_time_tokens = 0, last_time_tokens = 0;
+  std::vector<std::pair<std::string_view, std::size_t>> levels;  // in order of first appearance
+  std::unordered_map<std::string, Message, TemplateHash, std::equal_to<>> messages;
   // Reused from line to line.
   std::vector<std::string_view> tokens;
-  std::string shape;
+  TemplateBuffer shape;
 
   void add(std::string_view line, std::size_t number) {
     if (!starts_log_entry(line)) return;
@@ -144,13 +206,15 @@ struct LogDigest {
     std::size_t at = 0;
     while (at < tokens.size() && at < 4 && is_time_token(unbracketed(tokens[at]), at == 0)) ++at;
     if (at > 0) {
-      // Written into the one buffer the last timestamp keeps.
-      last_time.clear();
-      for (std::size_t i = 0; i < at; ++i) {
-        if (i > 0) last_time += ' ';
-        last_time += unbracketed(tokens[i]);
+      const std::string_view last = tokens[at - 1];
+      const std::string_view head =
+          line.substr(0, static_cast<std::size_t>(last.data() + last.size() - line.data()));
+      if (first_time.empty()) {
+        first_time = head;
+        first_time_tokens = at;
       }
-      if (first_time.empty()) first_time = last_time;
+      last_time = head;
+      last_time_tokens = at;
     }
     for (std::size_t i = at; i < tokens.size() && i < at + 3; ++i) {
       const std::string_view level = level_of(unbracketed(tokens[i]));
@@ -163,20 +227,22 @@ struct LogDigest {
     const std::size_t rest = at < tokens.size()
                                  ? static_cast<std::size_t>(tokens[at].data() - line.data())
                                  : line.size();
-    for (std::size_t i = rest; i < line.size() && shape.size() < kTemplateChars;) {
+    bool first_word = true;
+    for (std::size_t i = rest; i < line.size() && !shape.full();) {
       while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
       const std::size_t start = i;
       while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
       if (i == start) break;
-      if (!shape.empty()) shape += ' ';
-      append_masked(shape, line.substr(start, i - start));
+      if (!first_word) shape.append(" ");
+      first_word = false;
+      shape.append_masked(line.substr(start, i - start));
     }
-    if (shape.size() > kTemplateChars) shape.resize(text::prefix_bytes(shape, kTemplateChars));
-    const auto found = messages.find(shape);
+    const std::string_view key = shape.view();
+    const auto found = messages.find(key);
     if (found != messages.end()) {
       ++found->second.count;
     } else if (messages.size() < kMaxTemplates) {
-      messages.emplace(shape, Message{1, number});
+      messages.emplace(std::string(key), Message{1, number});
     }
   }
 
@@ -192,7 +258,10 @@ struct LogDigest {
 
   json::object to_json() const {
     json::object out{{"kind", "log"}, {"entries", entries}};
-    if (!first_time.empty()) out["span"] = json::object{{"first", first_time}, {"last", last_time}};
+    if (!first_time.empty()) {
+      out["span"] = json::object{{"first", timestamp_of(first_time, first_time_tokens)},
+                                 {"last", timestamp_of(last_time, last_time_tokens)}};
+    }
     json::object level_counts;
     for (const auto& [name, count] : levels) level_counts[name] = count;
     if (!level_counts.empty()) out["levels"] = std::move(level_counts);
