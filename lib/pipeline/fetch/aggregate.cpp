@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <map>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -262,6 +262,33 @@ json::object group_json(const Group& group, const AggregateSpec& spec,
   return out;
 }
 
+struct StringViewHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const {
+    return std::hash<std::string_view>{}(text);
+  }
+};
+
+// Appends what tells one groupBy value from another, unambiguously and without escaping: a
+// string as its bytes after its kind and length, anything else as its JSON text (an object or
+// array groups as its JSON text, as group_key shows it).
+void append_group_key(std::string& key, const json::value* value) {
+  if (value != nullptr && value->is_string()) {
+    const json::string& text = value->get_string();
+    key += 's';
+    const auto length = static_cast<std::uint32_t>(text.size());
+    key.append(reinterpret_cast<const char*>(&length), sizeof length);
+    key.append(text.data(), text.size());
+    return;
+  }
+  const std::size_t mark = key.size();
+  key += 'j';
+  key.append(sizeof(std::uint32_t), '\0');
+  write_json(key, value != nullptr ? *value : json::value(nullptr));
+  const auto length = static_cast<std::uint32_t>(key.size() - mark - 1 - sizeof(std::uint32_t));
+  std::copy_n(reinterpret_cast<const char*>(&length), sizeof length, key.data() + mark + 1);
+}
+
 // The groupBy values of `item`, as the group shows them.
 std::vector<json::value> group_key(const json::value& item, const AggregateSpec& spec) {
   std::vector<json::value> key;
@@ -389,25 +416,23 @@ std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& valu
 Aggregate aggregate(const json::array& array, const AggregateSpec& spec, const Query* filter) {
   Aggregate result;
   const std::vector<std::string> numeric = numeric_fields(spec);
-  // By the groupBy values' JSON text, which also orders groups of equal counts.
-  std::map<std::string, Group, std::less<>> groups;
+  // Looked up per item by a key that is cheap to build (GroupKey); ordered at the end.
+  std::unordered_map<std::string, std::size_t, StringViewHash, std::equal_to<>> index;
+  std::vector<Group> groups;
   std::vector<std::array<std::size_t, 2>> skipped(numeric.size());  // missing, not numbers
-  std::string key_text;
+  std::string key;
   for (const json::value& item : array) {
     if (filter != nullptr && !filter->matches(item)) continue;
     ++result.items;
-    key_text.clear();
-    for (const std::string& field : spec.group_by) {
-      const json::value* value = at_path(item, field);
-      write_json(key_text, value != nullptr ? *value : json::value(nullptr));
-      key_text += '\n';
+    key.clear();
+    for (const std::string& field : spec.group_by) append_group_key(key, at_path(item, field));
+    auto found = index.find(std::string_view(key));
+    if (found == index.end()) {
+      found = index.emplace(key, groups.size()).first;
+      groups.push_back(Group{group_key(item, spec), 0, {}});
+      groups.back().fields.resize(numeric.size());
     }
-    auto found = groups.find(std::string_view(key_text));
-    if (found == groups.end()) {
-      found = groups.emplace(key_text, Group{group_key(item, spec), 0, {}}).first;
-      found->second.fields.resize(numeric.size());
-    }
-    Group& group = found->second;
+    Group& group = groups[found->second];
     ++group.count;
     for (std::size_t i = 0; i < numeric.size(); ++i) {
       const json::value* value = at_path(item, numeric[i]);
@@ -420,16 +445,30 @@ Aggregate aggregate(const json::array& array, const AggregateSpec& spec, const Q
       }
     }
   }
-  std::vector<const Group*> order;
-  std::vector<bool> overflow(numeric.size(), false);
-  for (const auto& [text, group] : groups) {
-    order.push_back(&group);
-    for (std::size_t i = 0; i < numeric.size(); ++i)
-      overflow[i] = overflow[i] || group.fields[i].overflow;
+  // Largest first; equal counts in the order of their values' JSON text.
+  std::vector<std::pair<std::string, const Group*>> by_text;
+  by_text.reserve(groups.size());
+  for (const Group& group : groups) {
+    std::string text;
+    for (const json::value& value : group.key) {
+      write_json(text, value);
+      text += '\n';
+    }
+    by_text.emplace_back(std::move(text), &group);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Group* a, const Group* b) { return a->count > b->count; });
-  for (const Group* group : order) result.groups.emplace_back(group_json(*group, spec, numeric));
+  std::sort(by_text.begin(), by_text.end(), [](const auto& a, const auto& b) {
+    return a.second->count != b.second->count ? a.second->count > b.second->count
+                                              : a.first < b.first;
+  });
+  std::vector<bool> overflow(numeric.size(), false);
+  for (const Group& group : groups) {
+    for (std::size_t i = 0; i < numeric.size(); ++i) {
+      overflow[i] = overflow[i] || group.fields[i].overflow;
+    }
+  }
+  for (const auto& [text, group] : by_text) {
+    result.groups.emplace_back(group_json(*group, spec, numeric));
+  }
   result.skipped = skipped_json(numeric, skipped, overflow);
   return result;
 }
