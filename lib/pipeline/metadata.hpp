@@ -73,6 +73,9 @@ void set_budget_fields(boost::json::object& meta, std::size_t estimated_tokens,
 
 // What a first chunk's hint adds when its `_ctxguard` carries the text's digest.
 inline constexpr std::string_view kTextDigestHint = " _ctxguard.digest describes the whole text.";
+// What the first page of a search of a log adds when it carries the digest of the matches.
+inline constexpr std::string_view kMatchesDigestHint =
+    " _ctxguard.digest describes every matching entry.";
 
 // One line telling the model how to continue from this answer alone; for a cut array of records
 // shown from its first item, also how to count and sum them all.

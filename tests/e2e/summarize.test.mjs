@@ -471,6 +471,23 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       }
       assert.ok(grepLines(lines, ['ERROR']).length > 1000, 'ERROR matches enough lines to need pages');
     });
+
+    test('a search\'s first page digests the matching entries: "which errors, since when?" in one call', T, async () => {
+      const { lines, entries } = data.log;
+      const result = await fetchOk(proxied, { cursor, query: 'ERROR' });
+      const { digest, hint } = splitTextPiece(result).meta;
+      // Entries whose first line matches (stack lines that match are no entries of their own).
+      const matched = entries.filter((e) => asciiLower(lines[e.first - 1]).includes('error'));
+      assert.equal(digest.kind, 'log');
+      assert.equal(digest.entries, matched.length);
+      const stampOf = (entry) => lines[entry.first - 1].split(' ').slice(0, 2).join(' ');
+      assert.deepEqual(digest.span, { first: stampOf(matched[0]), last: stampOf(matched.at(-1)) });
+      const levels = {};
+      for (const e of matched) levels[e.level] = (levels[e.level] ?? 0) + 1;
+      assert.deepEqual(digest.levels, levels);
+      for (const m of digest.messages) assert.ok(asciiLower(lines[m.firstLine - 1]).includes('error'), JSON.stringify(m));
+      assert.ok(hint.endsWith(' _ctxguard.digest describes every matching entry.'), hint);
+    });
   });
 
   // ---------------------------------------------------------------- Markdown

@@ -128,6 +128,22 @@ TEST_CASE("ranges: exactly the lines asked for, and line search with line number
   CHECK(text_at(found, 0).find(": 2026-11-22T10:00:01.000Z ERROR payment failed for order 1007") !=
         std::string::npos);
 
+  // A search of a log starts with the digest of the entries it matched: 120 errors (one in 25
+  // entries), their one template; the stack lines that match ("Payments.charge") are no entries.
+  const json::object errors = fixture.fetch_page({{"cursor", cursor}, {"query", "payment"}});
+  REQUIRE_FALSE(is_error(errors));
+  const json::object first_page = meta_of(errors, 1);
+  const json::object& digest = first_page.at("digest").as_object();
+  CHECK(digest.at("entries").as_int64() == 120);
+  CHECK(digest.at("levels") == json::value{{"ERROR", 120}});
+  CHECK(digest.at("messages").at(0).at("template") == "payment failed for order <*>");
+  CHECK(digest.at("messages").at(0).at("firstLine").as_int64() == 9);
+  CHECK(first_page.at("hint").as_string().ends_with(ctxguard::pipeline::kMatchesDigestHint));
+  CHECK(tokens_of(errors) <= fixture.budget.token_budget);
+  // Its next page does not repeat it.
+  const json::object second = fixture.fetch_page({{"cursor", first_page.at("nextCursor")}});
+  CHECK_FALSE(meta_of(second, 1).contains("digest"));
+
   const json::object bad = fixture.fetch_page({{"cursor", cursor}, {"startLine", 0}});
   CHECK(is_error(bad));
 }

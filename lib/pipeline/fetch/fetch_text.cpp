@@ -10,7 +10,10 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/fetch/query.hpp"
+#include "pipeline/text/log_entry.hpp"
 #include "pipeline/text/text_cut.hpp"
+#include "pipeline/text/text_digest.hpp"
+#include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -27,21 +30,38 @@ struct LineMatches {
   std::size_t resume = 0;  // the first matching line not shown (0: none)
 };
 
-// The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
-// they fit `allowance` (a first match alone over it is shown cut).
-LineMatches match_lines(std::string_view text, const LineIndex& lines, const Query& query,
-                        std::size_t from, const FitBudget& allowance) {
-  LineMatches matches;
-  budget::TokenCounter counter(allowance.chars != 0);
+// Calls visit(content, line) for every line of `text` that `query` matches, in order, the line
+// without its line break.
+template <typename Visit>
+void for_each_match(std::string_view text, const LineIndex& lines, const Query& query,
+                    const Visit& visit) {
   for (std::size_t line = 1; line <= lines.lines(); ++line) {
     std::string_view content =
         text.substr(lines.line_begin(line), lines.line_end(line) - lines.line_begin(line));
     while (!content.empty() && (content.back() == '\n' || content.back() == '\r')) {
       content.remove_suffix(1);
     }
-    if (!query.matches_line(content)) continue;
+    if (query.matches_line(content)) visit(content, line);
+  }
+}
+
+// The digest of the entries a search of a log matched (docs/protocol.md 5.5).
+json::object digest_of_matches(std::string_view text, const LineIndex& lines, const Query& query) {
+  LogLinesDigest digest;
+  for_each_match(text, lines, query,
+                 [&](std::string_view content, std::size_t line) { digest.add(content, line); });
+  return digest.finish();
+}
+
+// The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
+// they fit `allowance` (a first match alone over it is shown cut).
+LineMatches match_lines(std::string_view text, const LineIndex& lines, const Query& query,
+                        std::size_t from, const FitBudget& allowance) {
+  LineMatches matches;
+  budget::TokenCounter counter(allowance.chars != 0);
+  for_each_match(text, lines, query, [&](std::string_view content, std::size_t line) {
     ++matches.total;
-    if (line < from || matches.resume != 0) continue;
+    if (line < from || matches.resume != 0) return;
     std::string entry = fmt::format("{}: {}\n", line, content);
     budget::TokenCounter next = counter;
     next.add(entry);
@@ -68,7 +88,7 @@ LineMatches match_lines(std::string_view text, const LineIndex& lines, const Que
     } else {
       matches.resume = line;
     }
-  }
+  });
   matches.tokens = counter.tokens();
   return matches;
 }
@@ -169,9 +189,27 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   }
   std::optional<LineIndex> own;
   const LineIndex* lines = line_index(own);
+  const Query& search = std::get<Query>(parsed);
+  // A search of a log starts with the digest of every entry it matched; its room is taken from
+  // the lines shown.
+  json::object digest;
+  std::size_t digest_tokens = 0;
+  std::size_t digest_chars = 0;
+  if (from == 1 && looks_like_log(part_.text)) {
+    digest = digest_of_matches(part_.text, *lines, search);
+    if (digest.at("entries").to_number<std::size_t>() == 0) {
+      digest.clear();
+    } else {
+      const std::string written = to_json(digest);
+      digest_tokens = budget::estimate_tokens(written) + kDigestKeyTokens +
+                      budget::estimate_tokens(kMatchesDigestHint);
+      digest_chars = written.size() + kMatchesDigestHint.size() + 12;
+    }
+  }
   LineMatches matches =
-      match_lines(part_.text, *lines, std::get<Query>(parsed), from,
-                  budget::text_allowance(budget(), kMetadataTokens + 40, kMetadataChars + 160));
+      match_lines(part_.text, *lines, search, from,
+                  budget::text_allowance(budget(), kMetadataTokens + 40 + digest_tokens,
+                                         kMetadataChars + 160 + digest_chars));
   const std::string& query = request_.query;
   json::object meta{{"query", query},
                     {"totalMatches", matches.total},
@@ -191,6 +229,10 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
                                           "with \"startLine\"/\"endLine\".",
                                           context_.tool_name)
                             : std::string("These are all the matches."));
+  if (!digest.empty()) {
+    meta["digest"] = std::move(digest);
+    meta["hint"].as_string().append(kMatchesDigestHint);
+  }
   if (matches.body.empty()) {
     matches.body = matches.total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
   }

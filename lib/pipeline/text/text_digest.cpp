@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -186,6 +187,9 @@ std::string timestamp_of(std::string_view head, std::size_t count) {
   return time;
 }
 
+}  // namespace
+
+// The log form of a digest, line by line (in text_digest.hpp for LogLinesDigest).
 struct LogDigest {
   std::size_t entries = 0;
   // The first and the last timestamp: where they stand, formatted once at the end.
@@ -282,6 +286,8 @@ struct LogDigest {
   }
 };
 
+namespace {
+
 // "## Heading" (1 to 6 '#', then a space): the heading's text, or empty.
 bool is_heading(std::string_view line) {
   std::size_t hashes = 0;
@@ -352,6 +358,17 @@ json::object digest_of(std::string_view text) {
 
 json::object digest_text(std::string_view text) {
   json::object digest = digest_of(text);
+  bound(digest);
+  return digest;
+}
+
+LogLinesDigest::LogLinesDigest() : digest_(std::make_unique<LogDigest>()) {}
+LogLinesDigest::~LogLinesDigest() = default;
+
+void LogLinesDigest::add(std::string_view line, std::size_t number) { digest_->add(line, number); }
+
+json::object LogLinesDigest::finish() const {
+  json::object digest = digest_->to_json();
   bound(digest);
   return digest;
 }

@@ -15,6 +15,7 @@
 // Line numbers are 1-based, as `startLine`/`endLine` take them.
 
 #include <cstddef>
+#include <memory>
 #include <string_view>
 
 #include <boost/json/object.hpp>
@@ -24,5 +25,24 @@ namespace ctxguard::pipeline {
 inline constexpr std::size_t kTextDigestChars = 700;
 
 boost::json::object digest_text(std::string_view text);
+
+struct LogDigest;
+
+// The log form of the digest over some lines of a log only, added in order with their numbers:
+// a line search's matches (docs/protocol.md 5.5). Lines that start no entry are not counted.
+class LogLinesDigest {
+ public:
+  LogLinesDigest();
+  ~LogLinesDigest();
+  LogLinesDigest(const LogLinesDigest&) = delete;
+  LogLinesDigest& operator=(const LogLinesDigest&) = delete;
+
+  void add(std::string_view line, std::size_t number);
+  // {"kind": "log", "entries", "span", "levels", "messages"}, within kTextDigestChars.
+  boost::json::object finish() const;
+
+ private:
+  std::unique_ptr<LogDigest> digest_;
+};
 
 }  // namespace ctxguard::pipeline
