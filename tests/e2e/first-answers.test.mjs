@@ -55,7 +55,7 @@ function random(seed) {
 // ---------------------------------------------------------------- a directory tree
 
 /**
- * 8 top folders of 3 to 5 subfolders each (38 folders at depth 1-2), files spread over the
+ * 12 top folders of 2 or 3 subfolders each (38 folders at depth 1-2), files spread over the
  * subfolders and some folders a level deeper: 3,000 files in all. Returns the folder paths
  * (relative, depth 1 and 2) and the number of entries each holds.
  */
@@ -63,8 +63,10 @@ function makeProjectTree(root) {
   const rnd = random(2026);
   const folders = new Map(); // relative path -> entries it holds
   const leaves = [];
-  const tops = ['api', 'billing', 'docs', 'frontend', 'infra', 'mobile', 'search', 'tools'];
-  const subfolders = [3, 4, 5, 3, 4, 5, 3, 3];
+  // More top folders than the 10 items an array keeps at the least: showing fewer of them is
+  // what the levels after breadth would do, depth first.
+  const tops = ['api', 'auth', 'billing', 'docs', 'frontend', 'infra', 'jobs', 'mobile', 'search', 'shared', 'tools', 'web'];
+  const subfolders = [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3];
   for (const [t, top] of tops.entries()) {
     const subs = subfolders[t];
     folders.set(top, subs);
