@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds ctxguard, generates the demo data (a folder of
 # thousands of files, a 1.5 MB application log with stack traces, 6,000 bookings as JSON, and a
-# knowledge graph of 2,000 people) and runs one scripted session of the real MCP SDK client
-# against server-filesystem and server-memory, directly and through ctxguard. Prints, for each
-# call, the bytes and tokens the client received both ways and what ctxguard did, then the log
-# and the bookings before and after in detail (first chunk, a line range, a search; digest,
-# projection, a search, one record in full) and ctxguard's log lines; then `ctxguard stats` over
-# the call records both ctxguard processes wrote.
+# knowledge graph of 2,000 people), starts a scratch PostgreSQL with 4,000 orders, and runs one
+# scripted session of the real MCP SDK client against server-filesystem, server-memory and
+# server-postgres, directly and through ctxguard. Prints, for each call, the bytes and tokens the
+# client received both ways and what ctxguard did, then the log, the bookings and the orders
+# before and after in detail (first chunk, a line range, a search; digest, projection, a search,
+# one record in full; aggregates) and ctxguard's log lines; then `ctxguard stats` over the call
+# records the ctxguard processes wrote.
 #
 #   scripts/demo.sh [DATA_DIR]      (default: build/demo-data, regenerated each run)
 set -euo pipefail

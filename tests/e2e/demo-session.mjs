@@ -16,6 +16,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { FIXED_MTIME, closeAllSessions, connectDirect, connectProxied, makeDataFolder, prng, serverCommand } from './lib/harness.mjs';
+import { ORDERS_TABLE_SQL, makeOrders } from './lib/corpus.mjs';
+import { startPostgres } from './lib/postgres.mjs';
 
 const USAGE = 'usage: demo-session.mjs --ctxguard <bin> --data <folder> [--log-level <level>] [--telemetry <dir>]\n' +
   '       demo-session.mjs --generate --data <folder>';
@@ -353,6 +355,10 @@ function describeCall(direct, proxied) {
   }
   if (meta.startLine !== undefined) return `lines ${fmt(meta.startLine)}-${fmt(meta.endLine)} of ${fmt(meta.totalLines)}`;
   if (meta.valuePath !== undefined) return `the value at ${meta.valuePath}`;
+  if (meta.groupsTotal !== undefined) {
+    const answer = JSON.parse(proxied.content[0].text);
+    return `aggregate: ${fmt(meta.groupsTotal)} group${meta.groupsTotal === 1 ? '' : 's'} of ${fmt(answer.items)} items`;
+  }
   if (meta.returnedBytes !== undefined) return `cut: ${fmt(meta.returnedBytes)} of ${fmt(meta.totalBytes)} bytes`;
   const parts = [];
   if (meta.pageSize !== undefined) {
@@ -403,9 +409,22 @@ const SCRIPT = [
   ['memory', 'read_graph', {}],
 ];
 
+// A scratch PostgreSQL (stopped at the end) with the orders table: rows as server-postgres
+// answers them, numeric totals as decimal strings.
+const ORDERS = 4000;
+const ORDERS_SQL = 'SELECT id, channel, status, customer, total, created_at FROM orders ORDER BY id';
+const postgres = await startPostgres();
+if (!postgres) {
+  process.stderr.write('demo-session: no PostgreSQL server binaries (scripts/setup.sh installs postgresql-15)\n');
+  process.exit(1);
+}
+postgres.psql(ORDERS_TABLE_SQL);
+postgres.copyCsv('orders', makeOrders({ count: ORDERS }).csv);
+
 const servers = {
   filesystem: serverCommand('filesystem', dataDir),
   memory: { ...serverCommand('memory'), env: { ...process.env, MEMORY_FILE_PATH: p(MEMORY_FILE) } },
+  postgres: serverCommand('postgres', postgres.url),
 };
 process.env.CTXGUARD_BIN = ctxguard;  // the harness starts this binary
 const ctxguardArgs = ['--log-level', opts['log-level']];
@@ -484,14 +503,25 @@ try {
   const recordPath = `${listMeta.path}/${found.meta.indices[0]}`;
   const record = await fetchOnce('filesystem', `path=${recordPath}`, { cursor: listMeta.resultCursor, path: recordPath });
   answers.list = { direct: list.direct, proxied: list.proxied, meta: listMeta, query, found, record };
+
+  // (c) Rows from PostgreSQL: "how many are cancelled?" from the first answer, "what is the
+  // revenue of the refunded orders?" in one aggregate, and every status at once.
+  const rowsAnswer = await callBoth('postgres', 'query', { sql: ORDERS_SQL });
+  const rowsMeta = metadataOf(rowsAnswer.proxied)[0];
+  if (!rowsMeta?.nextCursor) throw new Error('the orders were not paginated');
+  const revenue = await fetchOnce('postgres', 'query=status=refunded aggre…', { cursor: rowsMeta.nextCursor, query: 'status=refunded', aggregate: { sum: 'total' } });
+  const byStatus = await fetchOnce('postgres', 'aggregate groupBy=status…', { cursor: rowsMeta.nextCursor, aggregate: { groupBy: 'status', sum: 'total', avg: 'total' } });
+  answers.rows = { direct: rowsAnswer.direct, proxied: rowsAnswer.proxied, meta: rowsMeta, revenue, byStatus };
 } catch (e) {
   process.stderr.write(`demo-session: ${e.message}\n`);
   for (const { proxied } of Object.values(sessions)) process.stderr.write(proxied.stderrText());
   await closeAllSessions();
+  await postgres.stop();
   process.exit(1);
 }
 const logs = Object.entries(sessions).map(([name, { proxied }]) => [name, proxied.stderrText()]);
 await closeAllSessions();
+await postgres.stop();
 
 // ------------------------------------------------------------------------------ the output
 
@@ -518,7 +548,8 @@ const showMeta = (meta) => {
 };
 const sizeOf = (m) => `${fmt(m.bytes)} bytes, ~${fmt(m.tokens)} tokens`;
 
-const { log: L, list: B } = answers;
+const { log: L, list: B, rows: R } = answers;
+const aggregateOf = (answer) => JSON.parse(answer.result.content[0].text);
 const chunkText = L.proxied.content[0].text;
 const rangeText = L.range.result.content[0].text.replace(/\n$/, '').split('\n');
 const errorLines = L.errors.result.content[0].text.replace(/\n$/, '').split('\n');
@@ -535,6 +566,7 @@ const out = [
   `One MCP session, run directly and through ${ctxguard} (token budget ${fmt(B.meta.tokenBudget)}, the default)`,
   `  server-filesystem on ${dataDir}`,
   `  server-memory with a knowledge graph of ${fmt(GRAPH_ENTITIES)} people (${p(MEMORY_FILE)})`,
+  `  server-postgres on a scratch PostgreSQL holding ${fmt(ORDERS)} orders`,
   '',
   line(header),
   rule,
@@ -572,6 +604,16 @@ const out = [
   `  ctxguard_fetch {cursor, query: "${B.query}"}: ${fmt(B.found.meta.totalMatches)} matches, at indices ${B.found.meta.indices.join(', ')}${B.found.meta.hasMore ? ', …' : ''}`,
   `  ctxguard_fetch {cursor: resultCursor, path: "${B.record.meta.valuePath}"}: that booking in full, omitted fields included:`,
   `    ${JSON.stringify(JSON.parse(B.record.result.content[0].text), (key, value) => (key === '_ctxguard' ? undefined : value))}`,
+  '',
+  `(c) Rows from PostgreSQL: query "${ORDERS_SQL}" (${fmt(R.meta.totalCount)} orders)`,
+  `  direct:        ${sizeOf(measure(R.direct))}: every row, totals as PostgreSQL writes numeric ("${JSON.parse(R.direct.content[0].text)[0].total}")`,
+  `  via ctxguard:  ${sizeOf(measure(R.proxied))}: orders ${R.meta.offset}-${R.meta.offset + R.meta.pageSize - 1}, and in _ctxguard:`,
+  `    summary      ${JSON.stringify(R.meta.summary)}`,
+  `    hint         …${clip(R.meta.hint.slice(R.meta.hint.indexOf(' To count or sum')), 140)}`,
+  `  ctxguard_fetch {cursor, query: "status=refunded", aggregate: {sum: "total"}}: the revenue of the refunded orders, summed exactly:`,
+  `    ${JSON.stringify(aggregateOf(R.revenue).groups)}`,
+  '  ctxguard_fetch {cursor, aggregate: {groupBy: "status", sum: "total", avg: "total"}}:',
+  ...aggregateOf(R.byStatus).groups.map((g) => `    ${JSON.stringify(g)}`),
   '',
   'ctxguard\'s log (stderr), one line per rewritten or fetched call:',
   ...logs.flatMap(([name, text]) => text.split('\n').filter((l) => l.includes(' call tool=')).map((l) => `  [${name}] ${l.replace(/^\S+ info ctxguard: /, '')}`)),

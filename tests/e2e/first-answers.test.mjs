@@ -22,10 +22,12 @@ import {
   connectDirect,
   connectProxied,
   makeTempDir,
+  prng,
   removeDir,
   serverCommand,
   skipWithoutCtxguard,
 } from './lib/harness.mjs';
+import { ORDERS_TABLE_SQL, ORDER_STATUSES as STATUSES, decimalOfCents as decimal, makeOrders } from './lib/corpus.mjs';
 import { parseCollapsed, resolveSummarized, splitMeta, textOf } from './lib/reconstruct.mjs';
 import { postgresBinDir, startPostgres } from './lib/postgres.mjs';
 
@@ -40,18 +42,6 @@ function assertWithinBudget(meta, what) {
   assert.ok(meta.estimatedTokens > 0 && meta.estimatedTokens <= BUDGET, `estimatedTokens ${meta.estimatedTokens} ${what}`);
 }
 
-/** A deterministic generator (mulberry32) so every run sees the same data. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // ---------------------------------------------------------------- a directory tree
 
 /**
@@ -60,7 +50,7 @@ function random(seed) {
  * (relative, depth 1 and 2) and the number of entries each holds.
  */
 function makeProjectTree(root) {
-  const rnd = random(2026);
+  const rnd = prng(2026);
   const folders = new Map(); // relative path -> entries it holds
   const leaves = [];
   // More top folders than the 10 items an array keeps at the least: showing fewer of them is
@@ -158,30 +148,6 @@ describe('first answers over a 3,000-file tree (server-filesystem directory_tree
 
 // ---------------------------------------------------------------- PostgreSQL rows
 
-const STATUSES = [['paid', 0.52], ['shipped', 0.2], ['pending', 0.12], ['refunded', 0.09], ['cancelled', 0.07]];
-const CHANNELS = ['web', 'app', 'store', 'phone', 'partner'];
-
-/** 4,000 orders; `total` in cents (BigInt), written as numeric(10,2). */
-function makeOrders(count = 4000) {
-  const rnd = random(4242);
-  const status = () => {
-    let r = rnd();
-    for (const [name, weight] of STATUSES) { r -= weight; if (r < 0) return name; }
-    return STATUSES.at(-1)[0];
-  };
-  return Array.from({ length: count }, (_, i) => ({
-    id: i + 1,
-    channel: CHANNELS[Math.floor(rnd() * CHANNELS.length)],
-    status: status(),
-    customer: `customer-${String(Math.floor(rnd() * 900)).padStart(3, '0')}`,
-    cents: BigInt(Math.floor(rnd() * 50_000) + 99),
-    created: new Date(Date.UTC(2026, 0, 1) + Math.floor(rnd() * 300 * 86400) * 1000).toISOString(),
-  }));
-}
-
-/** Cents as PostgreSQL writes numeric(10,2): "213.80". */
-const decimal = (cents) => `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
-
 // Skipped on a developer machine without PostgreSQL; never in CI, where scripts/setup.sh installs it.
 const PG_SKIP = SKIP || (postgresBinDir() || process.env.CI ? false : 'no PostgreSQL server binaries (/usr/lib/postgresql/N/bin)');
 
@@ -189,7 +155,7 @@ describe('first answers over 4,000 PostgreSQL rows (server-postgres)', { skip: P
   let pg;
   let direct;
   let proxied;
-  const orders = makeOrders();
+  const { orders, csv } = makeOrders();
   const SQL = 'SELECT id, channel, status, customer, total, created_at FROM orders ORDER BY id';
   let first;
   let meta;
@@ -197,9 +163,8 @@ describe('first answers over 4,000 PostgreSQL rows (server-postgres)', { skip: P
   before(async () => {
     pg = await startPostgres();
     assert.ok(pg, 'PostgreSQL server binaries are installed (scripts/setup.sh)');
-    pg.psql('CREATE TABLE orders (id integer PRIMARY KEY, channel text NOT NULL, status text NOT NULL, customer text NOT NULL, total numeric(10,2) NOT NULL, created_at timestamptz NOT NULL)');
-    pg.copyCsv('orders', ['id,channel,status,customer,total,created_at',
-      ...orders.map((o) => [o.id, o.channel, o.status, o.customer, decimal(o.cents), o.created].join(','))].join('\n'));
+    pg.psql(ORDERS_TABLE_SQL);
+    pg.copyCsv('orders', csv);
     const cmd = serverCommand('postgres', pg.url);
     [direct, proxied] = await Promise.all([connectDirect(cmd), connectProxied(cmd)]);
     first = await call(proxied, 'query', { sql: SQL });

@@ -4,7 +4,8 @@
 // an array of booking records. Same bytes for the same seed on every run; each
 // generator also returns what a test needs to know about its structure (where
 // log entries start, which strings are long, ...), so that assertions are
-// computed from the data and never copied from ctxguard's answers.
+// computed from the data and never copied from ctxguard's answers. Also the
+// orders of a PostgreSQL table (first-answers.test.mjs and the demo).
 
 import { prng } from './harness.mjs';
 
@@ -312,4 +313,42 @@ export function makeBookings({ seed = 9001, count = 20_000 } = {}) {
     };
   });
   return { bookings };
+}
+
+// ---------------------------------------------------------------- orders (PostgreSQL rows)
+
+export const ORDER_STATUSES = [['paid', 0.52], ['shipped', 0.2], ['pending', 0.12], ['refunded', 0.09], ['cancelled', 0.07]];
+const CHANNELS = ['web', 'app', 'store', 'phone', 'partner'];
+
+/** Cents as PostgreSQL writes numeric(10,2): "213.80". */
+export const decimalOfCents = (cents) => `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+
+export const ORDERS_TABLE_SQL =
+  'CREATE TABLE orders (id integer PRIMARY KEY, channel text NOT NULL, status text NOT NULL, ' +
+  'customer text NOT NULL, total numeric(10,2) NOT NULL, created_at timestamptz NOT NULL)';
+
+/**
+ * `count` orders {id, channel, status, customer, cents (BigInt), created (ISO 8601)}; the
+ * channel column comes before the status, statuses are skewed. `csv` loads them into
+ * ORDERS_TABLE_SQL's table with COPY ... (FORMAT csv, HEADER true).
+ * @returns {{orders: object[], csv: string}}
+ */
+export function makeOrders({ seed = 4242, count = 4000 } = {}) {
+  const { rnd, int, pick } = picker(seed);
+  const status = () => {
+    let r = rnd();
+    for (const [name, weight] of ORDER_STATUSES) { r -= weight; if (r < 0) return name; }
+    return ORDER_STATUSES.at(-1)[0];
+  };
+  const orders = Array.from({ length: count }, (_, i) => ({
+    id: i + 1,
+    channel: pick(CHANNELS),
+    status: status(),
+    customer: `customer-${String(int(0, 899)).padStart(3, '0')}`,
+    cents: BigInt(int(99, 50_098)),
+    created: new Date(Date.UTC(2026, 0, 1) + int(0, 300 * 86400 - 1) * 1000).toISOString(),
+  }));
+  const csv = ['id,channel,status,customer,total,created_at',
+    ...orders.map((o) => [o.id, o.channel, o.status, o.customer, decimalOfCents(o.cents), o.created].join(','))].join('\n');
+  return { orders, csv };
 }
