@@ -82,6 +82,17 @@ function assertWithinBudget(meta, what = '') {
   assert.ok(meta.estimatedTokens <= BUDGET, `estimatedTokens ${meta.estimatedTokens} > ${BUDGET} ${what}`);
 }
 
+/** A log digest counts and spans exactly `entries` ({first, level}) of the log's `lines`. */
+function assertLogDigest(digest, entries, lines) {
+  assert.equal(digest.kind, 'log');
+  assert.equal(digest.entries, entries.length);
+  const stampOf = (entry) => lines[entry.first - 1].split(' ').slice(0, 2).join(' ');
+  assert.deepEqual(digest.span, { first: stampOf(entries[0]), last: stampOf(entries.at(-1)) });
+  const levels = {};
+  for (const e of entries) levels[e.level] = (levels[e.level] ?? 0) + 1;
+  assert.deepEqual(digest.levels, levels);
+}
+
 /** A ctxguard_fetch that must succeed and be within the budget. */
 async function fetchOk(session, args) {
   const result = await fetchRaw(session, args);
@@ -350,13 +361,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       const { meta } = splitTextPiece(first);
       const { digest } = meta;
       const { lines, entries } = data.log;
-      assert.equal(digest.kind, 'log');
-      assert.equal(digest.entries, entries.length);
-      const stampOf = (entry) => lines[entry.first - 1].split(' ').slice(0, 2).join(' ');
-      assert.deepEqual(digest.span, { first: stampOf(entries[0]), last: stampOf(entries.at(-1)) });
-      const levels = {};
-      for (const e of entries) levels[e.level] = (levels[e.level] ?? 0) + 1;
-      assert.deepEqual(digest.levels, levels);
+      assertLogDigest(digest, entries, lines);
       assert.ok(digest.messages.length >= 1 && digest.messages.every((m, i, all) => i === 0 || all[i - 1].count >= m.count));
       for (const m of digest.messages) assert.ok(m.firstLine >= 1 && m.firstLine <= lines.length && m.template.includes('<*>'), JSON.stringify(m));
       assert.ok(JSON.stringify(digest).length <= 700);
@@ -478,13 +483,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       const { digest, hint } = splitTextPiece(result).meta;
       // Entries whose first line matches (stack lines that match are no entries of their own).
       const matched = entries.filter((e) => asciiLower(lines[e.first - 1]).includes('error'));
-      assert.equal(digest.kind, 'log');
-      assert.equal(digest.entries, matched.length);
-      const stampOf = (entry) => lines[entry.first - 1].split(' ').slice(0, 2).join(' ');
-      assert.deepEqual(digest.span, { first: stampOf(matched[0]), last: stampOf(matched.at(-1)) });
-      const levels = {};
-      for (const e of matched) levels[e.level] = (levels[e.level] ?? 0) + 1;
-      assert.deepEqual(digest.levels, levels);
+      assertLogDigest(digest, matched, lines);
       for (const m of digest.messages) assert.ok(asciiLower(lines[m.firstLine - 1]).includes('error'), JSON.stringify(m));
       assert.ok(hint.endsWith(' _ctxguard.digest describes every matching entry.'), hint);
     });
