@@ -51,6 +51,19 @@ inline std::size_t prefix_bytes(std::string_view text, std::size_t chars) {
   return text.size();
 }
 
+// The length of `text` without a UTF-8 sequence cut short at its end (a prefix taken by bytes).
+inline std::size_t whole_characters(std::string_view text) {
+  std::size_t trailing = 0;
+  while (trailing < kMaxContinuation && trailing < text.size() &&
+         is_continuation(text[text.size() - 1 - trailing])) {
+    ++trailing;
+  }
+  if (trailing == text.size()) return text.size();
+  const auto lead = static_cast<unsigned char>(text[text.size() - 1 - trailing]);
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return length > trailing + 1 ? text.size() - trailing - 1 : text.size();
+}
+
 // A line without its line break ("\n" or "\r\n").
 inline std::string_view without_line_break(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);

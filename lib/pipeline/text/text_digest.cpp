@@ -150,9 +150,8 @@ class TemplateBuffer {
   }
   // The template, never ending inside a UTF-8 sequence.
   std::string_view view() const {
-    std::size_t size = size_;
-    if (size == kTemplateChars) size = text::prefix_bytes({bytes_.data(), size}, kTemplateChars);
-    return {bytes_.data(), size};
+    const std::string_view written(bytes_.data(), size_);
+    return full() ? written.substr(0, text::whole_characters(written)) : written;
   }
 
  private:

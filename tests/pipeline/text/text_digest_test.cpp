@@ -6,6 +6,7 @@
 
 #include "pipeline/text/text_digest.hpp"
 #include "support/json_writer.hpp"
+#include "support/text_scan.hpp"
 
 namespace json = boost::json;
 using ctxguard::pipeline::digest_text;
@@ -54,6 +55,29 @@ TEST_CASE("text digest of a log: date and time apart, bracketed, and levels spel
   CHECK(digest.at("levels") == json::parse(R"({"WARN": 1, "ERROR": 1, "INFO": 1})"));
   CHECK(digest.at("messages").at(0).at("template") == "disk <*>% full");
   CHECK(digest.at("messages").at(0).at("count") == 2);
+}
+
+TEST_CASE("text digest of a log: a template cut at its length never splits a character") {
+  using ctxguard::text::whole_characters;
+  CHECK(whole_characters("abc") == 3);
+  CHECK(whole_characters("ab\xC3\xA9") == 4);      // é whole
+  CHECK(whole_characters("ab\xC3") == 2);          // é cut after its first byte
+  CHECK(whole_characters("ab\xE6\x97") == 2);      // 日 cut after two of three bytes
+  CHECK(whole_characters("ab\xF0\x9F\x98") == 2);  // 😀 cut after three of four bytes
+  CHECK(whole_characters("\x80\x80") == 2);        // not UTF-8: left as it is
+  // Messages of 2- and 3-byte characters whose 90th byte falls inside one.
+  for (const std::string word : {"é", "日本", "Grüße"}) {
+    std::string log;
+    for (int i = 0; i < 3; ++i) {
+      log += "2024-05-01T12:30:4" + std::to_string(i) + "Z ERROR x";
+      for (int k = 0; k < 60; ++k) log += word;
+      log += "\n";
+    }
+    const std::string tmpl(digest_text(log).at("messages").at(0).at("template").as_string());
+    CHECK(tmpl.size() <= 90);
+    CHECK(tmpl.size() > 86);
+    CHECK(whole_characters(tmpl) == tmpl.size());
+  }
 }
 
 TEST_CASE("text digest of Markdown: the outline, headings in code fences left out") {
