@@ -45,13 +45,29 @@ void for_each_match(std::string_view text, const LineIndex& lines, const Query& 
   }
 }
 
-// The digest of the entries a search of a log matched (docs/protocol.md 5.5).
-json::object digest_of_matches(std::string_view text, const LineIndex& lines, const Query& query) {
-  LogLinesDigest digest;
-  for_each_match(text, lines, query,
-                 [&](std::string_view content, std::size_t line) { digest.add(content, line); });
-  return digest.finish();
-}
+// The digest of the entries a search of a log matched (docs/protocol.md 5.5), and the room it
+// takes in the answer's `_ctxguard` (with its key and its sentence in the hint).
+struct MatchesDigest {
+  json::object value;  // empty: no entry matched
+  std::size_t tokens = 0;
+  std::size_t chars = 0;
+
+  static MatchesDigest of(std::string_view text, const LineIndex& lines, const Query& query) {
+    LogLinesDigest digest;
+    for_each_match(text, lines, query,
+                   [&](std::string_view content, std::size_t line) { digest.add(content, line); });
+    MatchesDigest matches{.value = digest.finish(), .tokens = 0, .chars = 0};
+    if (matches.value.at("entries").to_number<std::size_t>() == 0) {
+      matches.value.clear();
+      return matches;
+    }
+    const std::string written = to_json(matches.value);
+    matches.tokens = budget::estimate_tokens(written) + kDigestKeyTokens +
+                     budget::estimate_tokens(kMatchesDigestHint);
+    matches.chars = written.size() + kMatchesDigestHint.size() + 12;
+    return matches;
+  }
+};
 
 // The lines of `text` matching `query`, counted from line 1, listed from line `from` on while
 // they fit `allowance` (a first match alone over it is shown cut).
@@ -192,24 +208,14 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   const Query& search = std::get<Query>(parsed);
   // A search of a log starts with the digest of every entry it matched; its room is taken from
   // the lines shown.
-  json::object digest;
-  std::size_t digest_tokens = 0;
-  std::size_t digest_chars = 0;
+  MatchesDigest digest;
   if (from == 1 && looks_like_log(part_.text)) {
-    digest = digest_of_matches(part_.text, *lines, search);
-    if (digest.at("entries").to_number<std::size_t>() == 0) {
-      digest.clear();
-    } else {
-      const std::string written = to_json(digest);
-      digest_tokens = budget::estimate_tokens(written) + kDigestKeyTokens +
-                      budget::estimate_tokens(kMatchesDigestHint);
-      digest_chars = written.size() + kMatchesDigestHint.size() + 12;
-    }
+    digest = MatchesDigest::of(part_.text, *lines, search);
   }
   LineMatches matches =
       match_lines(part_.text, *lines, search, from,
-                  budget::text_allowance(budget(), kMetadataTokens + 40 + digest_tokens,
-                                         kMetadataChars + 160 + digest_chars));
+                  budget::text_allowance(budget(), kMetadataTokens + 40 + digest.tokens,
+                                         kMetadataChars + 160 + digest.chars));
   const std::string& query = request_.query;
   json::object meta{{"query", query},
                     {"totalMatches", matches.total},
@@ -229,8 +235,8 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
                                           "with \"startLine\"/\"endLine\".",
                                           context_.tool_name)
                             : std::string("These are all the matches."));
-  if (!digest.empty()) {
-    meta["digest"] = std::move(digest);
+  if (!digest.value.empty()) {
+    meta["digest"] = std::move(digest.value);
     meta["hint"].as_string().append(kMatchesDigestHint);
   }
   if (matches.body.empty()) {
