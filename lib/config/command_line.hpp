@@ -34,6 +34,10 @@ struct UsageError {
   std::string message;
 };
 
+// The exit status of every ctxguard command for a usage error (and of `stats`, `wrap` and
+// `unwrap` for a file they cannot use).
+inline constexpr int kExitUsage = 2;
+
 std::variant<CommandLine, UsageError> parse_command_line(
     std::span<const char* const> argv, const Environment& environment = [](const char* name) {
       return static_cast<const char*>(std::getenv(name));

@@ -18,13 +18,14 @@
 
 #include <memory>
 
+#include "config/command_line.hpp"
 #include "config/profile.hpp"
 #include "config/settings.hpp"
 
 namespace ctxguard::proxy {
 
 // Exit codes of ctxguard itself (everything else is the server's own status).
-inline constexpr int kExitUsage = 2;
+inline constexpr int kExitUsage = config::kExitUsage;
 inline constexpr int kExitCannotStart = 127;
 inline constexpr int kExitInternal = 70;  // EX_SOFTWARE
 

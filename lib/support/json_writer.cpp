@@ -99,4 +99,48 @@ std::string to_json(const json::value& value) {
   return out;
 }
 
+namespace {
+
+void write_pretty(std::string& out, const json::value& value, int indent, int depth) {
+  const auto new_line = [&](int level) {
+    out += '\n';
+    out.append(static_cast<std::size_t>(indent * level), ' ');
+  };
+  if (const json::array* array = value.if_array(); array != nullptr && !array->empty()) {
+    out += '[';
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      if (i != 0) out += ',';
+      new_line(depth + 1);
+      write_pretty(out, (*array)[i], indent, depth + 1);
+    }
+    new_line(depth);
+    out += ']';
+  } else if (const json::object* object = value.if_object();
+             object != nullptr && !object->empty()) {
+    out += '{';
+    bool first = true;
+    for (const json::key_value_pair& member : *object) {
+      if (!first) out += ',';
+      first = false;
+      new_line(depth + 1);
+      write_json_string(out, member.key());
+      out += ": ";
+      write_pretty(out, member.value(), indent, depth + 1);
+    }
+    new_line(depth);
+    out += '}';
+  } else {
+    write_json(out, value);
+  }
+}
+
+}  // namespace
+
+std::string to_pretty_json(const json::value& value, int indent) {
+  std::string out;
+  write_pretty(out, value, indent, 0);
+  out += '\n';
+  return out;
+}
+
 }  // namespace ctxguard

@@ -38,6 +38,11 @@ void write_json_scalar(std::string& out, const boost::json::value& scalar);  // 
 void write_json(std::string& out, const boost::json::value& value);
 std::string to_json(const boost::json::value& value);
 
+// `value` as a person edits it: members and items one per line, indented by `indent` spaces a
+// level, `"key": value`, empty objects and arrays as {} and [], scalars as write_json writes
+// them, and a final line break. For files people keep (client configurations).
+std::string to_pretty_json(const boost::json::value& value, int indent = 2);
+
 // Which items of an array to write.
 struct ItemWindow {
   std::size_t begin = 0;

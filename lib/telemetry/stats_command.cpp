@@ -17,7 +17,7 @@ namespace {
 namespace po = boost::program_options;
 
 constexpr const char* kUsage = "Usage: ctxguard stats [options] FILE...";
-constexpr int kExitUsage = 2;
+using config::kExitUsage;
 
 po::options_description stats_options() {
   po::options_description options("Options");

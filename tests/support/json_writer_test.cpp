@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <boost/json.hpp>
+
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 
 using ctxguard::parse_json;
 using ctxguard::to_json;
+namespace json = boost::json;
 
 TEST_CASE("json writer: pretty JSON comes out minified and JSON-equal") {
   const std::string pretty =
@@ -28,4 +31,27 @@ TEST_CASE("json writer: doubles use the shortest form, not Boost's 1.5E0") {
   REQUIRE(to_json(boost::json::value(-0.0)) == "-0.0");
   REQUIRE(to_json(boost::json::value(5.0)) == "5.0");
   REQUIRE(parse_json("5.0")->is_double());
+}
+
+TEST_CASE("json writer: pretty JSON for files people edit, member order kept") {
+  const json::value value = json::parse(
+      R"({"mcpServers":{"fs":{"command":"npx","args":["-y","x"],"env":{}}},"empty":[],"n":1.5})");
+  CHECK(ctxguard::to_pretty_json(value) ==
+        "{\n"
+        "  \"mcpServers\": {\n"
+        "    \"fs\": {\n"
+        "      \"command\": \"npx\",\n"
+        "      \"args\": [\n"
+        "        \"-y\",\n"
+        "        \"x\"\n"
+        "      ],\n"
+        "      \"env\": {}\n"
+        "    }\n"
+        "  },\n"
+        "  \"empty\": [],\n"
+        "  \"n\": 1.5\n"
+        "}\n");
+  CHECK(ctxguard::to_pretty_json(json::parse(R"({"a":[1]})"), 4) ==
+        "{\n    \"a\": [\n        1\n    ]\n}\n");
+  CHECK(json::parse(ctxguard::to_pretty_json(value)) == value);
 }
