@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <span>
 #include <string>
@@ -20,6 +21,7 @@
 #include "proxy/proxy.hpp"
 #include "support/logging.hpp"
 #include "telemetry/stats_command.hpp"
+#include "wrap/wrap_command.hpp"
 
 namespace {
 
@@ -33,6 +35,18 @@ int run(int argc, char** argv) {
     std::ios_base::sync_with_stdio(false);
     return telemetry::run_stats(
         std::span<const char* const>(argv + 2, static_cast<std::size_t>(argc - 2)), std::cin,
+        std::cout, std::cerr);
+  }
+  if (argc >= 2 && (std::string_view(argv[1]) == "wrap" || std::string_view(argv[1]) == "unwrap")) {
+    const wrap::Mode mode =
+        std::string_view(argv[1]) == "wrap" ? wrap::Mode::kWrap : wrap::Mode::kUnwrap;
+    std::error_code error;
+    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) self = std::filesystem::absolute(argv[0], error);
+    const wrap::WrapContext context{.platform = wrap::Platform::current(std::getenv),
+                                    .self_path = self.string()};
+    return wrap::run_wrap(
+        mode, std::span<const char* const>(argv + 2, static_cast<std::size_t>(argc - 2)), context,
         std::cout, std::cerr);
   }
   proxy::ignore_sigpipe();

@@ -2,7 +2,7 @@
 # Checks the sources without building them: every C++ file is formatted as .clang-format says,
 # and every module includes only itself and the modules below it (docs/architecture.md,
 # Modules: support -> jsonrpc -> session -> config -> mcp -> budget -> cursor -> cache ->
-# pipeline -> spill -> telemetry -> proxy). A module's tests (tests/<module>/) are held to the
+# pipeline -> spill -> telemetry -> wrap -> proxy). A module's tests (tests/<module>/) are held to the
 # same order, so they cannot lean on a module above the one they test. Exits 1 with every
 # problem listed.
 #
@@ -11,7 +11,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-modules=(support jsonrpc session config mcp budget cursor cache pipeline spill telemetry proxy)
+modules=(support jsonrpc session config mcp budget cursor cache pipeline spill telemetry wrap proxy)
 declare -A rank
 for i in "${!modules[@]}"; do rank[${modules[$i]}]=$i; done
 

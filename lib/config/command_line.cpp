@@ -278,6 +278,8 @@ std::string help_text() {
       << setting_options() << "\n"
       << "Example (claude_desktop_config.json \"command\"/\"args\"):\n"
       << "  ctxguard -- npx -y @modelcontextprotocol/server-filesystem /path/to/dir\n\n"
+      << "Put ctxguard in front of a client's servers: ctxguard wrap --client NAME (see ctxguard "
+         "wrap --help; ctxguard unwrap undoes it)\n"
       << "Reports from telemetry files: ctxguard stats [options] FILE... (see ctxguard stats "
          "--help)\n";
   return out.str();

@@ -1,0 +1,314 @@
+#include "wrap/wrap_command.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "config/command_line.hpp"
+#include "support/text_diff.hpp"
+#include "support/write_all.hpp"
+
+namespace ctxguard::wrap {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct WrapOptions {
+  bool help = false;
+  bool dry_run = false;
+  std::optional<std::string> client;
+  std::optional<fs::path> project;
+  std::optional<fs::path> config_file;
+  std::vector<std::string> servers;
+  std::optional<std::string> ctxguard;
+  std::optional<std::vector<std::string>> ctxguard_options;  // what follows `--`
+};
+
+std::string_view command_name(Mode mode) { return mode == Mode::kWrap ? "wrap" : "unwrap"; }
+
+// Checks the options to pass to ctxguard as ctxguard would read them, without the environment.
+std::optional<std::string> invalid_ctxguard_options(const std::vector<std::string>& options) {
+  std::vector<const char*> argv{"ctxguard"};
+  for (const std::string& option : options) argv.push_back(option.c_str());
+  argv.push_back("--");
+  argv.push_back("server");
+  const auto parsed =
+      config::parse_command_line(std::span<const char* const>(argv.data(), argv.size()),
+                                 [](const char* /*name*/) -> const char* { return nullptr; });
+  if (const auto* error = std::get_if<config::UsageError>(&parsed)) return error->message;
+  return std::nullopt;
+}
+
+std::variant<WrapOptions, config::UsageError> parse(Mode mode, std::span<const char* const> args) {
+  WrapOptions options;
+  const auto usage = [](std::string message) { return config::UsageError{std::move(message)}; };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "--") {
+      if (mode == Mode::kUnwrap) return usage("unwrap takes no ctxguard options after --");
+      options.ctxguard_options.emplace(args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                       args.end());
+      break;
+    }
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "--dry-run") {
+      options.dry_run = true;
+      continue;
+    }
+    std::optional<std::string> value;
+    if (const std::size_t equals = arg.find('=');
+        arg.starts_with("--") && equals != std::string::npos) {
+      value = arg.substr(equals + 1);
+      arg.resize(equals);
+    }
+    const bool takes_value = arg == "--client" || arg == "--project" || arg == "--config-file" ||
+                             arg == "--server" || (arg == "--ctxguard" && mode == Mode::kWrap);
+    if (!takes_value) return usage(fmt::format("unknown option {}", arg));
+    if (!value) {
+      if (i + 1 >= args.size()) return usage(fmt::format("{} needs a value", arg));
+      value = args[++i];
+    }
+    if (value->empty()) return usage(fmt::format("{} needs a value", arg));
+    if (arg == "--client") options.client = *value;
+    if (arg == "--project") options.project = fs::path(*value);
+    if (arg == "--config-file") options.config_file = fs::path(*value);
+    if (arg == "--server") options.servers.push_back(*value);
+    if (arg == "--ctxguard") options.ctxguard = *value;
+  }
+  if (options.help) return options;
+  if (options.client.has_value() == options.config_file.has_value()) {
+    return usage("name the file: --client NAME (" + std::string(client_names()) +
+                 ") or --config-file PATH");
+  }
+  if (options.project && !options.client) return usage("--project goes with --client");
+  if (options.client && !client_named(*options.client)) {
+    return usage(
+        fmt::format("unknown client \"{}\": it is one of {}", *options.client, client_names()));
+  }
+  if (options.ctxguard_options) {
+    if (auto problem = invalid_ctxguard_options(*options.ctxguard_options)) {
+      return usage("the ctxguard options after -- are not valid: " + *problem);
+    }
+  }
+  return options;
+}
+
+std::optional<std::string> read_text(const fs::path& path, std::string& text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fmt::format("{}: cannot be read ({})", path.string(), std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return std::nullopt;
+}
+
+// Writes `text` to `path` through a temporary file in the same directory renamed over it, with
+// the mode and owner of `like` (the file it replaces; a new file gets 0600).
+std::optional<std::string> write_atomically(const fs::path& path, std::string_view text,
+                                            const fs::path& like) {
+  struct stat original {};
+  const bool exists = ::stat(like.c_str(), &original) == 0;
+  std::string temporary = path.string() + ".ctxguard-XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0)
+    return fmt::format("{}: cannot write next to it ({})", path.string(), std::strerror(errno));
+  const auto fail = [&](std::string_view what) {
+    std::string message = fmt::format("{}: {} ({})", path.string(), what, std::strerror(errno));
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return message;
+  };
+  if (const int error = write_all(fd, text); error != 0) {
+    errno = error;
+    return fail("cannot write");
+  }
+  if (::fchmod(fd, exists ? (original.st_mode & 07777) : 0600) != 0)
+    return fail("cannot set its mode");
+  // The owner too, when a user's file is wrapped by root; elsewhere this fails and is fine.
+  if (exists && (::fchown(fd, original.st_uid, original.st_gid) != 0)) errno = 0;
+  if (::fsync(fd) != 0) return fail("cannot write");
+  if (::close(fd) != 0) {
+    ::unlink(temporary.c_str());
+    return fmt::format("{}: cannot write ({})", path.string(), std::strerror(errno));
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string message =
+        fmt::format("{}: cannot replace it ({})", path.string(), std::strerror(errno));
+    ::unlink(temporary.c_str());
+    return message;
+  }
+  return std::nullopt;
+}
+
+void report(std::ostream& out, const EditResult& result, const std::string& path) {
+  if (result.servers.empty()) {
+    out << fmt::format("{}: no servers under \"{}\"\n", path, result.servers_key);
+    return;
+  }
+  for (const ServerOutcome& server : result.servers) {
+    out << fmt::format("  {}: {}{}\n", server.name, describe(server.action),
+                       server.url.empty() ? "" : ", " + server.url);
+  }
+}
+
+}  // namespace
+
+std::string backup_path_of(const std::string& path) { return path + ".ctxguard-backup"; }
+
+std::string wrap_help_text(Mode mode) {
+  if (mode == Mode::kUnwrap) {
+    return "ctxguard unwrap: start a client's MCP servers directly again.\n\n"
+           "usage: ctxguard unwrap (--client NAME [--project DIR] | --config-file PATH)\n"
+           "                       [--server NAME]... [--dry-run]\n\n"
+           "Every server `ctxguard wrap` put ctxguard in front of gets its own command and\n"
+           "arguments back; when nothing else changed since, the file is written back exactly\n"
+           "as it was before the first wrap (from FILE.ctxguard-backup).\n\n"
+           "  --client NAME        the client's file: " +
+           std::string(client_names()) +
+           "\n"
+           "  --project DIR        the client's project file in DIR instead of the user's\n"
+           "  --config-file PATH   this file (JSON or TOML, told by its name and content)\n"
+           "  --server NAME        only this server (repeatable); default: every one\n"
+           "  --dry-run            print the change as a diff; write nothing\n\n"
+           "Exit status: 0 (also when there is nothing to change), 2 for a usage error or a\n"
+           "file that cannot be read, parsed or written (it is left as it was).\n";
+  }
+  return "ctxguard wrap: put ctxguard in front of a client's stdio MCP servers.\n\n"
+         "usage: ctxguard wrap (--client NAME [--project DIR] | --config-file PATH)\n"
+         "                     [--server NAME]... [--ctxguard PATH] [--dry-run]\n"
+         "                     [-- CTXGUARD_OPTION...]\n\n"
+         "Each server {command: C, args: A} becomes {command: CTXGUARD, args: [OPTIONS..., "
+         "\"--\",\n"
+         "C, A...]}; env, cwd and every other key stay. Servers reached by URL are left alone.\n"
+         "A wrapped server is not wrapped twice: wrapping again sets the ctxguard path and, when\n"
+         "options follow --, the options (`--` alone clears them). Before the first change the\n"
+         "file is copied to FILE.ctxguard-backup; every write replaces the file atomically.\n\n"
+         "  --client NAME        the client's file: " +
+         std::string(client_names()) +
+         "\n"
+         "  --project DIR        the client's project file in DIR instead of the user's\n"
+         "  --config-file PATH   this file (JSON or TOML, told by its name and content)\n"
+         "  --server NAME        only this server (repeatable); default: every one\n"
+         "  --ctxguard PATH      the ctxguard to run (default: this one)\n"
+         "  --dry-run            print the change as a diff; write nothing\n\n"
+         "Exit status: 0 (also when there is nothing to change), 2 for a usage error or a\n"
+         "file that cannot be read, parsed or written (it is left as it was).\n\n"
+         "Examples:\n"
+         "  ctxguard wrap --client claude-desktop\n"
+         "  ctxguard wrap --client codex -- --token-budget 8000\n"
+         "  ctxguard wrap --client claude-code --project . --server filesystem --dry-run\n"
+         "  ctxguard unwrap --client claude-desktop\n";
+}
+
+namespace {
+
+// The file to edit, read, with its layout and the backup of its original text (if kept).
+struct ConfigFile {
+  fs::path path;
+  ConfigLayout layout;
+  std::string text;
+  std::optional<std::string> backup;
+};
+
+std::variant<ConfigFile, std::string> open_config(Mode mode, const WrapOptions& options,
+                                                  const WrapContext& context) {
+  ConfigFile file;
+  if (options.client) {
+    auto location =
+        client_config(*client_named(*options.client), context.platform, options.project);
+    if (auto* problem = std::get_if<std::string>(&location)) return std::move(*problem);
+    file.path = std::get<ConfigLocation>(location).path;
+    file.layout = std::get<ConfigLocation>(location).layout;
+  } else {
+    file.path = *options.config_file;
+  }
+  if (!fs::exists(file.path)) {
+    return fmt::format("{} does not exist: no servers to {}", file.path.string(),
+                       command_name(mode));
+  }
+  if (auto problem = read_text(file.path, file.text)) return std::move(*problem);
+  if (options.config_file) file.layout = layout_of(file.path, file.text);
+  const std::string backup_path = backup_path_of(file.path.string());
+  if (std::string held; fs::exists(backup_path) && !read_text(backup_path, held)) {
+    file.backup = std::move(held);
+  }
+  return file;
+}
+
+// Writes the edited text (the original to the backup first, when none is kept yet); a problem
+// leaves the file as it was.
+std::optional<std::string> write_edit(const ConfigFile& file, const std::string& text,
+                                      std::ostream& out) {
+  if (!file.backup) {
+    const std::string backup_path = backup_path_of(file.path.string());
+    if (auto problem = write_atomically(backup_path, file.text, file.path)) return problem;
+    out << "kept the original as " << backup_path << "\n";
+  }
+  if (auto problem = write_atomically(file.path, text, file.path)) return problem;
+  out << "wrote " << file.path.string() << "\n";
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& context,
+             std::ostream& out, std::ostream& err) {
+  const std::string name = fmt::format("ctxguard {}", command_name(mode));
+  auto parsed = parse(mode, args);
+  if (const auto* error = std::get_if<config::UsageError>(&parsed)) {
+    err << name << ": " << error->message << "\n";
+    return config::kExitUsage;
+  }
+  const WrapOptions& options = std::get<WrapOptions>(parsed);
+  if (options.help) {
+    out << wrap_help_text(mode);
+    return 0;
+  }
+  auto opened = open_config(mode, options, context);
+  if (const auto* problem = std::get_if<std::string>(&opened)) {
+    err << name << ": " << *problem << "\n";
+    return config::kExitUsage;
+  }
+  const ConfigFile& file = std::get<ConfigFile>(opened);
+  const EditRequest request{.mode = mode,
+                            .wrap = {.ctxguard = options.ctxguard.value_or(context.self_path),
+                                     .options = options.ctxguard_options},
+                            .servers = options.servers};
+  auto edited = edit_config(file.text, file.layout, request, file.backup);
+  if (const auto* problem = std::get_if<std::string>(&edited)) {
+    err << fmt::format("{}: {}: {}; the file is left as it was\n", name, file.path.string(),
+                       *problem);
+    return config::kExitUsage;
+  }
+  const EditResult& result = std::get<EditResult>(edited);
+  out << file.path.string() << ":\n";
+  report(out, result, file.path.string());
+  if (!result.changed) {
+    out << "nothing to change\n";
+  } else if (options.dry_run) {
+    out << unified_diff(file.text, result.text, file.path.string(),
+                        file.path.string() + " (" + std::string(command_name(mode)) + "ped)");
+    out << "dry run: nothing written\n";
+  } else if (auto problem = write_edit(file, result.text, out)) {
+    err << name << ": " << *problem << "; the file is left as it was\n";
+    return config::kExitUsage;
+  }
+  return 0;
+}
+
+}  // namespace ctxguard::wrap
