@@ -1,5 +1,7 @@
 #include "proxy/listen_address.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -77,8 +79,9 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
   boost::system::error_code parse_error;
   result.address = ip::make_address(std::string(host), parse_error);
   if (parse_error) {
-    return problem(text, "'" + std::string(host) +
-                             "' is not an IP address (no host names are looked up but localhost)");
+    return problem(text, fmt::format("'{}' is not an IP address (no host names are looked up but "
+                                     "localhost)",
+                                     host));
   }
   if (bracketed && !result.address.is_v6()) {
     return problem(text, "only IPv6 addresses go in brackets");
@@ -110,7 +113,8 @@ bool is_loopback_host(std::string_view host) {
 
 std::string to_string(const ip::tcp::endpoint& endpoint) {
   const ip::address address = endpoint.address();
-  std::string text = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  std::string text =
+      address.is_v6() ? fmt::format("[{}]", address.to_string()) : address.to_string();
   text += ':';
   text += std::to_string(endpoint.port());
   return text;
