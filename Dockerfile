@@ -1,24 +1,23 @@
 # syntax=docker/dockerfile:1
-# Build stage: Debian 12 with the project's toolchain and libraries.
+# Build stage: Debian 12 with the project's toolchain and libraries; scripts/package.sh builds
+# the Debian package (Release, warnings as errors) and checks it in a scratch root.
 FROM debian:12 AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       build-essential cmake ninja-build libboost1.81-dev libboost-json1.81-dev \
       libboost-program-options1.81-dev libboost-filesystem1.81-dev libssl-dev libyaml-cpp-dev \
-      libspdlog-dev libfmt-dev \
+      libspdlog-dev libfmt-dev libtomlplusplus-dev help2man dpkg-dev file \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTXGUARD_BUILD_TESTS=OFF \
-      -DCTXGUARD_WERROR=ON \
-    && cmake --build /build \
-    && cmake --install /build --prefix /opt/ctxguard
+RUN CTXGUARD_BUILD_DIR=/build \
+    CTXGUARD_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DCTXGUARD_BUILD_TESTS=OFF" \
+    scripts/package.sh /out
 
-# Runtime stage: the binary and the shared libraries it links, plus Node.js so `npx` servers run.
+# Runtime stage: the package, its Depends resolved by apt, and Node.js so `npx` servers run.
 FROM debian:12-slim
+COPY --from=build /out/ /tmp/ctxguard/
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      libboost-json1.81.0 libboost-program-options1.81.0 libspdlog1.10 libfmt9 libyaml-cpp0.7 \
-      libssl3 nodejs npm ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
-COPY --from=build /opt/ctxguard/ /usr/local/
+      /tmp/ctxguard/ctxguard_*.deb nodejs npm ca-certificates \
+    && rm -rf /var/lib/apt/lists/* /tmp/ctxguard
 ENTRYPOINT ["ctxguard"]
 CMD ["--help"]

@@ -2,7 +2,8 @@
 # Installs what is missing, checks the sources (formatting, and that no module includes one above
 # it: scripts/check-sources.sh), builds, and runs every test through CTest: unit tests, relay and
 # lifecycle tests of the real binary, and the end-to-end tests with the real MCP SDK client
-# against real MCP servers; then all of it again built with clang under AddressSanitizer and
+# against real MCP servers; the Debian package and the container image (scripts/package.sh,
+# scripts/container-build.sh); then all of it again built with clang under AddressSanitizer and
 # UndefinedBehaviorSanitizer, with each libFuzzer target run for a bounded time
 # (scripts/test-sanitized.sh). Exits non-zero on any failure or sanitizer report.
 #
@@ -15,5 +16,9 @@ build="${CTXGUARD_BUILD_DIR:-$repo/build}"
 "$repo/scripts/check-sources.sh"
 "$repo/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
+# The Debian package of that build, checked in a scratch root; the Dockerfile built for real
+# (podman) and its image checked, or its build step without the engine where podman cannot run.
+"$repo/scripts/package.sh"
+"$repo/scripts/container-build.sh"
 # The same suite again under ASan + UBSan, plus a bounded run of every fuzz target.
 "$repo/scripts/test-sanitized.sh" "$@"
