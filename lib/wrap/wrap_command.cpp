@@ -171,48 +171,43 @@ void report(std::ostream& out, const EditResult& result, const std::string& path
 std::string backup_path_of(const std::string& path) { return path + ".ctxguard-backup"; }
 
 std::string wrap_help_text(Mode mode) {
-  if (mode == Mode::kUnwrap) {
-    return "ctxguard unwrap: start a client's MCP servers directly again.\n\n"
-           "usage: ctxguard unwrap (--client NAME [--project DIR] | --config-file PATH)\n"
-           "                       [--server NAME]... [--dry-run]\n\n"
-           "Every server `ctxguard wrap` put ctxguard in front of gets its own command and\n"
-           "arguments back; when nothing else changed since, the file is written back exactly\n"
-           "as it was before the first wrap (from FILE.ctxguard-backup).\n\n"
-           "  --client NAME        the client's file: " +
-           std::string(client_names()) +
-           "\n"
-           "  --project DIR        the client's project file in DIR instead of the user's\n"
-           "  --config-file PATH   this file (JSON or TOML, told by its name and content)\n"
-           "  --server NAME        only this server (repeatable); default: every one\n"
-           "  --dry-run            print the change as a diff; write nothing\n\n"
-           "Exit status: 0 (also when there is nothing to change), 2 for a usage error or a\n"
-           "file that cannot be read, parsed or written (it is left as it was).\n";
+  const bool wrap = mode == Mode::kWrap;
+  std::string text =
+      wrap ? "ctxguard wrap: put ctxguard in front of a client's stdio MCP servers.\n\n"
+             "usage: ctxguard wrap (--client NAME [--project DIR] | --config-file PATH)\n"
+             "                     [--server NAME]... [--ctxguard PATH] [--dry-run]\n"
+             "                     [-- CTXGUARD_OPTION...]\n\n"
+             "Each server {command: C, args: A} becomes {command: CTXGUARD, args: [OPTIONS..., "
+             "\"--\",\nC, A...]}; env, cwd and every other key stay. Servers reached by URL are "
+             "left alone.\nA wrapped server is not wrapped twice: wrapping again sets the "
+             "ctxguard path and, when\noptions follow --, the options (`--` alone clears them). "
+             "Before the first change the\nfile is copied to FILE.ctxguard-backup; every write "
+             "replaces the file atomically.\n\n"
+           : "ctxguard unwrap: start a client's MCP servers directly again.\n\n"
+             "usage: ctxguard unwrap (--client NAME [--project DIR] | --config-file PATH)\n"
+             "                       [--server NAME]... [--dry-run]\n\n"
+             "Every server `ctxguard wrap` put ctxguard in front of gets its own command and\n"
+             "arguments back; when nothing else changed since, the file is written back exactly\n"
+             "as it was before the first wrap (from FILE.ctxguard-backup).\n\n";
+  text += fmt::format("  --client NAME        the client's file: {}\n", client_names());
+  text +=
+      "  --project DIR        the client's project file in DIR instead of the user's\n"
+      "  --config-file PATH   this file (JSON or TOML, told by its name and content)\n"
+      "  --server NAME        only this server (repeatable); default: every one\n";
+  if (wrap) text += "  --ctxguard PATH      the ctxguard to run (default: this one)\n";
+  text +=
+      "  --dry-run            print the change as a diff; write nothing\n\n"
+      "Exit status: 0 (also when there is nothing to change), 2 for a usage error or a\n"
+      "file that cannot be read, parsed or written (it is left as it was).\n";
+  if (wrap) {
+    text +=
+        "\nExamples:\n"
+        "  ctxguard wrap --client claude-desktop\n"
+        "  ctxguard wrap --client codex -- --token-budget 8000\n"
+        "  ctxguard wrap --client claude-code --project . --server filesystem --dry-run\n"
+        "  ctxguard unwrap --client claude-desktop\n";
   }
-  return "ctxguard wrap: put ctxguard in front of a client's stdio MCP servers.\n\n"
-         "usage: ctxguard wrap (--client NAME [--project DIR] | --config-file PATH)\n"
-         "                     [--server NAME]... [--ctxguard PATH] [--dry-run]\n"
-         "                     [-- CTXGUARD_OPTION...]\n\n"
-         "Each server {command: C, args: A} becomes {command: CTXGUARD, args: [OPTIONS..., "
-         "\"--\",\n"
-         "C, A...]}; env, cwd and every other key stay. Servers reached by URL are left alone.\n"
-         "A wrapped server is not wrapped twice: wrapping again sets the ctxguard path and, when\n"
-         "options follow --, the options (`--` alone clears them). Before the first change the\n"
-         "file is copied to FILE.ctxguard-backup; every write replaces the file atomically.\n\n"
-         "  --client NAME        the client's file: " +
-         std::string(client_names()) +
-         "\n"
-         "  --project DIR        the client's project file in DIR instead of the user's\n"
-         "  --config-file PATH   this file (JSON or TOML, told by its name and content)\n"
-         "  --server NAME        only this server (repeatable); default: every one\n"
-         "  --ctxguard PATH      the ctxguard to run (default: this one)\n"
-         "  --dry-run            print the change as a diff; write nothing\n\n"
-         "Exit status: 0 (also when there is nothing to change), 2 for a usage error or a\n"
-         "file that cannot be read, parsed or written (it is left as it was).\n\n"
-         "Examples:\n"
-         "  ctxguard wrap --client claude-desktop\n"
-         "  ctxguard wrap --client codex -- --token-budget 8000\n"
-         "  ctxguard wrap --client claude-code --project . --server filesystem --dry-run\n"
-         "  ctxguard unwrap --client claude-desktop\n";
+  return text;
 }
 
 namespace {
