@@ -1,5 +1,7 @@
 #include "mcp/tool_catalog.hpp"
 
+#include "support/text_scan.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -30,30 +32,6 @@ bool finds_any(std::string_view word, const std::vector<std::string>& tokens) {
 
 }  // namespace
 
-std::vector<std::string> words_of(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  const auto flush = [&] {
-    if (!word.empty()) words.push_back(std::move(word));
-    word.clear();
-  };
-  char previous = 0;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (std::isalnum(byte) == 0 && byte < 0x80) {
-      flush();
-    } else {
-      if (std::isupper(byte) != 0 && std::islower(static_cast<unsigned char>(previous)) != 0) {
-        flush();
-      }
-      word += static_cast<char>(std::tolower(byte));
-    }
-    previous = c;
-  }
-  flush();
-  return words;
-}
-
 void ToolCatalog::add_page(const json::array& tools, bool first_page, bool last_page) {
   if (first_page) ++listing_;
   for (const json::value& value : tools) {
@@ -61,8 +39,8 @@ void ToolCatalog::add_page(const json::array& tools, bool first_page, bool last_
     if (definition == nullptr) continue;
     const std::string_view name = string_member(*definition, "name").value_or("");
     if (name.empty()) continue;
-    Tool tool{std::string(name), *definition, words_of(name),
-              words_of(string_member(*definition, "description").value_or("")), listing_};
+    Tool tool{std::string(name), *definition, text::words_of(name),
+              text::words_of(string_member(*definition, "description").value_or("")), listing_};
     const auto [found, added] = index_.try_emplace(tool.name, tools_.size());
     if (added) {
       tools_.push_back(std::move(tool));
@@ -82,7 +60,7 @@ const ToolCatalog::Tool* ToolCatalog::find(std::string_view name) const {
 }
 
 std::vector<const ToolCatalog::Tool*> ToolCatalog::search(std::string_view query) const {
-  std::vector<std::string> words = words_of(query);
+  std::vector<std::string> words = text::words_of(query);
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());
   struct Scored {

@@ -47,8 +47,4 @@ class ToolCatalog {
   std::size_t listing_ = 0;
 };
 
-// `text` in lowercase words: split at everything but letters and digits, and at a lowercase
-// letter followed by an uppercase one ("listContacts" -> "list", "contacts").
-std::vector<std::string> words_of(std::string_view text);
-
 }  // namespace ctxguard::mcp

@@ -1,5 +1,7 @@
 #include "pipeline/tool_lookup.hpp"
 
+#include "support/text_scan.hpp"
+
 #include <string>
 #include <vector>
 
@@ -139,7 +141,7 @@ ToolLookup search_tools(const mcp::ToolCatalog& catalog, const json::value& argu
     if (!given->is_string()) return refusal("`query` must be a string of words.");
     query = given->get_string();
   }
-  SearchPage page{query, {}, !mcp::words_of(query).empty()};
+  SearchPage page{query, {}, !text::words_of(query).empty()};
   if (page.definitions) {
     page.found = catalog.search(query);
   } else {

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ctxguard::text {
 
@@ -62,6 +64,39 @@ inline std::size_t whole_characters(std::string_view text) {
   const auto lead = static_cast<unsigned char>(text[text.size() - 1 - trailing]);
   const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
   return length > trailing + 1 ? text.size() - trailing - 1 : text.size();
+}
+
+// The words of a name or a text, lower-cased (ASCII letters; other UTF-8 bytes are kept as they
+// are, so words of other scripts stay whole). A word ends at any other ASCII character, before
+// an upper-case letter that follows a lower-case letter or a digit ("guestName", "v2Name"), and
+// before the last capital of a run followed by a lower-case letter ("HTTPStatus": http, status).
+// Tool search and field ranking read names and descriptions with it.
+inline std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  const auto word_byte = [](char c) {
+    return is_letter(c) || is_digit(c) || static_cast<unsigned char>(c) >= 0x80;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!word_byte(c)) {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+      continue;
+    }
+    if (!word.empty() && is_upper(c)) {
+      const char before = text[i - 1];
+      const bool after_lower = is_lower(before) || is_digit(before);
+      const bool acronym_end = is_upper(before) && i + 1 < text.size() && is_lower(text[i + 1]);
+      if (after_lower || acronym_end) {
+        words.push_back(std::move(word));
+        word.clear();
+      }
+    }
+    word += lower(c);
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
 }
 
 // A line without its line break ("\n" or "\r\n").

@@ -6,10 +6,11 @@
 #include <boost/json.hpp>
 
 #include "mcp/tool_catalog.hpp"
+#include "support/text_scan.hpp"
 
 namespace json = boost::json;
 using ctxguard::mcp::ToolCatalog;
-using ctxguard::mcp::words_of;
+using ctxguard::text::words_of;
 
 namespace {
 
@@ -25,9 +26,12 @@ std::vector<std::string> names(const std::vector<const ToolCatalog::Tool*>& foun
 
 }  // namespace
 
-TEST_CASE("words: lowercase, split at punctuation and at camelCase") {
+TEST_CASE("words: lowercase, split at punctuation, at camelCase and after acronyms") {
   CHECK(words_of("listContacts crm_get-ID v2.0") ==
         std::vector<std::string>{"list", "contacts", "crm", "get", "id", "v2", "0"});
+  CHECK(words_of("HTTPStatus v2Name") == std::vector<std::string>{"http", "status", "v2", "name"});
+  // Words of other scripts stay whole; ASCII punctuation still separates them.
+  CHECK(words_of("検索ツール, Grüße") == std::vector<std::string>{"検索ツール", "grüße"});
   CHECK(words_of("").empty());
 }
 

@@ -48,41 +48,7 @@ namespace json = boost::json;
 constexpr std::size_t kLongTextChars = 80;
 
 using text::char_count;
-using text::is_digit;
-using text::is_lower;
-using text::is_upper;
-using text::lower;
 using text::prefix_bytes;
-
-bool is_word_char(char c) { return text::is_letter(c) || is_digit(c); }
-
-// The words of a key, lower-cased. A new word starts after any separator, at an upper-case
-// letter after a lower-case letter or digit ("guestName"), and at the last capital of a run
-// followed by a lower-case letter ("HTTPStatus" -> http, status).
-std::vector<std::string> key_words(std::string_view key) {
-  std::vector<std::string> words;
-  std::string word;
-  for (std::size_t i = 0; i < key.size(); ++i) {
-    const char c = key[i];
-    if (!is_word_char(c)) {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
-      continue;
-    }
-    if (!word.empty() && is_upper(c)) {
-      const char before = key[i - 1];
-      const bool after_lower = is_lower(before) || is_digit(before);
-      const bool acronym_end = is_upper(before) && i + 1 < key.size() && is_lower(key[i + 1]);
-      if (after_lower || acronym_end) {
-        words.push_back(std::move(word));
-        word.clear();
-      }
-    }
-    word += lower(c);
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
-}
 
 bool is_one_of(std::string_view word, std::initializer_list<std::string_view> words) {
   return std::find(words.begin(), words.end(), word) != words.end();
@@ -159,7 +125,7 @@ bool is_first_in_kind(std::string_view key) {
 }  // namespace
 
 std::optional<FieldKind> kind_of_key(std::string_view key) {
-  const std::vector<std::string> words = key_words(key);
+  const std::vector<std::string> words = text::words_of(key);
   if (words.empty()) return std::nullopt;
   const std::string_view last = words.back();
   if (is_one_of(last, {"id", "ids", "uid", "uuid", "guid", "key", "ref", "slug", "sku", "sha",
