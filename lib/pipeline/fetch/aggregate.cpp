@@ -318,13 +318,33 @@ json::object skipped_json(const std::vector<std::string>& numeric,
 
 }  // namespace
 
+namespace {
+
+// The spec's lists: the member an answer and a request name each by, and the letter a cursor
+// marks its fields with ("g:status", "s:total").
+struct SpecList {
+  std::string_view name;
+  char mark;
+  std::vector<std::string> AggregateSpec::*fields;
+};
+
+constexpr std::array<SpecList, 5> kSpecLists{{
+    {"groupBy", 'g', &AggregateSpec::group_by},
+    {"sum", 's', &AggregateSpec::sum},
+    {"min", 'n', &AggregateSpec::min},
+    {"max", 'x', &AggregateSpec::max},
+    {"avg", 'a', &AggregateSpec::avg},
+}};
+
+}  // namespace
+
 std::vector<std::string> AggregateSpec::to_cursor_fields() const {
   std::vector<std::string> fields;
-  for (const std::string& field : group_by) fields.push_back("g:" + field);
-  for (const std::string& field : sum) fields.push_back("s:" + field);
-  for (const std::string& field : min) fields.push_back("n:" + field);
-  for (const std::string& field : max) fields.push_back("x:" + field);
-  for (const std::string& field : avg) fields.push_back("a:" + field);
+  for (const SpecList& list : kSpecLists) {
+    for (const std::string& field : this->*list.fields) {
+      fields.push_back(std::string{list.mark, ':'} + field);
+    }
+  }
   return fields;
 }
 
@@ -333,43 +353,22 @@ std::optional<AggregateSpec> AggregateSpec::from_cursor_fields(
   AggregateSpec spec;
   for (const std::string& field : fields) {
     if (field.size() < 3 || field[1] != ':') return std::nullopt;
-    std::string name = field.substr(2);
-    switch (field[0]) {
-      case 'g':
-        spec.group_by.push_back(std::move(name));
-        break;
-      case 's':
-        spec.sum.push_back(std::move(name));
-        break;
-      case 'n':
-        spec.min.push_back(std::move(name));
-        break;
-      case 'x':
-        spec.max.push_back(std::move(name));
-        break;
-      case 'a':
-        spec.avg.push_back(std::move(name));
-        break;
-      default:
-        return std::nullopt;
-    }
+    const auto list = std::find_if(kSpecLists.begin(), kSpecLists.end(),
+                                   [&](const SpecList& known) { return known.mark == field[0]; });
+    if (list == kSpecLists.end()) return std::nullopt;
+    (spec.*list->fields).push_back(field.substr(2));
   }
   return spec;
 }
 
 json::object AggregateSpec::to_json() const {
   json::object out;
-  const auto list = [&](std::string_view name, const std::vector<std::string>& fields) {
-    if (fields.empty()) return;
+  for (const SpecList& list : kSpecLists) {
+    if ((this->*list.fields).empty()) continue;
     json::array array;
-    for (const std::string& field : fields) array.emplace_back(field);
-    out[name] = std::move(array);
-  };
-  list("groupBy", group_by);
-  list("sum", sum);
-  list("min", min);
-  list("max", max);
-  list("avg", avg);
+    for (const std::string& field : this->*list.fields) array.emplace_back(field);
+    out[list.name] = std::move(array);
+  }
   return out;
 }
 
@@ -382,16 +381,13 @@ std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& valu
   AggregateSpec spec;
   std::size_t named = 0;
   for (const auto& member : *object) {
-    std::vector<std::string>* target = nullptr;
     const std::string_view key = member.key();
-    if (key == "groupBy") target = &spec.group_by;
-    if (key == "sum") target = &spec.sum;
-    if (key == "min") target = &spec.min;
-    if (key == "max") target = &spec.max;
-    if (key == "avg") target = &spec.avg;
-    if (target == nullptr) {
+    const auto known = std::find_if(kSpecLists.begin(), kSpecLists.end(),
+                                    [&](const SpecList& list) { return list.name == key; });
+    if (known == kSpecLists.end()) {
       return fmt::format("`aggregate` takes groupBy, sum, min, max and avg, not \"{}\".", key);
     }
+    std::vector<std::string>* target = &(spec.*known->fields);
     const json::value& given = member.value();
     const json::array single{given};
     const json::array* list = given.is_string() ? &single : given.if_array();
