@@ -96,6 +96,16 @@ std::variant<json::value, std::string> parse_json_file(std::string_view text) {
   return parser.release();
 }
 
+// Whether `text` (valid as JSON with comments) is plain JSON: when it is not, writing it back
+// loses its comments.
+bool plain_json(std::string_view text) {
+  json::error_code error;
+  json::parse_options options;
+  options.max_depth = 1024;
+  json::parse(text, error, {}, options);
+  return !error;
+}
+
 // The indentation the file uses (the spaces before its first member), 2 when it has none.
 int indentation_of(std::string_view text) {
   const std::size_t line = text.find('\n');
@@ -201,9 +211,12 @@ std::variant<EditResult, std::string> edit_json(std::string_view text, const Con
                           ? original->get_object().if_contains(result.servers_key)
                           : nullptr);
   result.changed = true;
-  result.text = request.mode == Mode::kUnwrap && original && *original == root_value
-                    ? std::string(*backup)
-                    : to_pretty_json(root_value, indentation_of(text));
+  if (request.mode == Mode::kUnwrap && original && *original == root_value) {
+    result.text = std::string(*backup);
+  } else {
+    result.text = to_pretty_json(root_value, indentation_of(text));
+    result.comments_lost = !plain_json(text);
+  }
   return result;
 }
 
@@ -223,6 +236,17 @@ std::optional<Launch> toml_launch(const toml::table& server) {
     }
   }
   return launch;
+}
+
+// Whether `text` has a line that is a TOML comment (toml++ does not keep comments).
+bool has_comment_line(std::string_view text) {
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::size_t first = text.find_first_not_of(" \t", begin);
+    if (first < end && text[first] == '#') return true;
+    begin = end + 1;
+  }
+  return false;
 }
 
 std::variant<toml::table, std::string> parse_toml_file(std::string_view text) {
@@ -307,6 +331,7 @@ std::variant<EditResult, std::string> edit_toml(std::string_view text, const Con
     std::ostringstream out;
     out << root << '\n';
     result.text = out.str();
+    result.comments_lost = has_comment_line(text);
   }
   return result;
 }

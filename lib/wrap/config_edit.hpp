@@ -41,6 +41,7 @@ struct EditResult {
   std::string servers_key;
   std::vector<ServerOutcome> servers;
   bool changed = false;
+  bool comments_lost = false;  // the new text drops comments the file had (or may have had)
 };
 
 // `text` edited as `request` says. `backup`: the file's text before ctxguard's first change,

@@ -303,6 +303,10 @@ int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& co
     err << name << ": " << *problem << "; the file is left as it was\n";
     return config::kExitUsage;
   }
+  if (result.changed && result.comments_lost) {
+    out << fmt::format("note: the file's comments are not kept ({} keeps the original)\n",
+                       backup_path_of(file.path.string()));
+  }
   return 0;
 }
 

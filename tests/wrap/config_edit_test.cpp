@@ -164,6 +164,8 @@ TEST_CASE(
   CHECK(after.at("servers").at("fs").at("args").as_array().back() == "${workspaceFolder}");
   CHECK(action_of(wrapped, "web") == Action::kRemote);
   CHECK(wrapped.text.rfind("{\n    \"servers\"", 0) == 0);  // its 4-space indentation
+  CHECK(wrapped.comments_lost);
+  CHECK_FALSE(edit(kDesktopFile, kDesktop, wrap_request()).comments_lost);
 
   const auto broken = edit_config("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n}",
                                   kDesktop, wrap_request(), std::nullopt);
@@ -223,6 +225,7 @@ TEST_CASE("config edit: Codex's TOML tables are wrapped, values and other tables
   CHECK(*after["profiles"].as_table() == *before["profiles"].as_table());
   CHECK(after["model"].value<std::string>() == "o4-mini");
   CHECK(action_of(wrapped, "docs") == Action::kRemote);
+  CHECK(wrapped.comments_lost);  // "# Codex configuration"
   // Idempotent.
   CHECK_FALSE(edit(wrapped.text, kCodex, wrap_request()).changed);
 }
