@@ -33,6 +33,9 @@
 namespace ctxguard::pipeline {
 
 // The JSON stages fit the result's JSON parts with the fit engine: the job is their subject.
+// The characters and bytes `text` adds to the text a client reads (no tokens).
+Cost text_cost(std::string_view text);
+
 class RewriteJob : private FitSubject {
   // How one part goes out.
   enum class Mode { kOriginal, kCompacted, kPaginated, kTextCut };

@@ -61,10 +61,9 @@ struct MatchesDigest {
       matches.value.clear();
       return matches;
     }
-    const std::string written = to_json(matches.value);
-    matches.tokens = budget::estimate_tokens(written) + kDigestKeyTokens +
-                     budget::estimate_tokens(kMatchesDigestHint);
-    matches.chars = written.size() + kMatchesDigestHint.size() + 12;
+    const DigestRoom room = digest_room(matches.value, kMatchesDigestHint);
+    matches.tokens = room.tokens;
+    matches.chars = room.chars + 12;  // `,"digest":` around it
     return matches;
   }
 };

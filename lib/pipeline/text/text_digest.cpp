@@ -9,6 +9,8 @@
 
 #include <boost/json/array.hpp>
 
+#include "budget/token_estimator.hpp"
+#include "pipeline/cached_result.hpp"
 #include "pipeline/text/log_entry.hpp"
 #include "support/json_writer.hpp"
 #include "support/text_scan.hpp"
@@ -370,6 +372,13 @@ json::object LogLinesDigest::finish() const {
   json::object digest = digest_->to_json();
   bound(digest);
   return digest;
+}
+
+DigestRoom digest_room(const json::object& digest, std::string_view hint) {
+  const std::string written = to_json(digest);
+  return DigestRoom{
+      .tokens = budget::estimate_tokens(written) + kDigestKeyTokens + budget::estimate_tokens(hint),
+      .chars = written.size() + hint.size()};
 }
 
 }  // namespace ctxguard::pipeline

@@ -26,6 +26,14 @@ inline constexpr std::size_t kTextDigestChars = 700;
 
 boost::json::object digest_text(std::string_view text);
 
+// What a digest adds to an answer's `_ctxguard`: its JSON with its key, in estimated tokens, and
+// its JSON in characters; `hint` is the sentence the answer's hint adds for it (counted in both).
+struct DigestRoom {
+  std::size_t tokens = 0;
+  std::size_t chars = 0;
+};
+DigestRoom digest_room(const boost::json::object& digest, std::string_view hint);
+
 struct LogDigest;
 
 // The log form of the digest over some lines of a log only, added in order with their numbers:
