@@ -1,11 +1,10 @@
 #include "config/config_file.hpp"
 
+#include "support/file_text.hpp"
+
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 
@@ -169,17 +168,8 @@ std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::s
   const auto fail = [&path](std::string_view why) {
     return std::vector<std::string>{fmt::format("{}: {}", path, why)};
   };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(fmt::format("cannot read it ({})", std::strerror(errno)));
   std::string text;
-  std::array<char, 8192> buffer{};
-  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
-    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxConfigBytes) {
-      return fail(fmt::format("larger than {} bytes: is this the right file?", kMaxConfigBytes));
-    }
-  }
-  if (in.bad()) return fail(fmt::format("cannot read it ({})", std::strerror(errno)));
+  if (auto why = read_file_text(path, kMaxConfigBytes, text)) return fail(*why);
   auto parsed = parse_config(text);
   if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) {
     for (std::string& error : *errors) error = fmt::format("{}: {}", path, error);

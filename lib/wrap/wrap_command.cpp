@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "config/command_line.hpp"
+#include "support/file_text.hpp"
 #include "support/text_diff.hpp"
 #include "support/write_all.hpp"
 
@@ -108,12 +108,13 @@ std::variant<WrapOptions, config::UsageError> parse(Mode mode, std::span<const c
   return options;
 }
 
+// The whole text of `path` (a client's file, or its backup), or the message saying why not.
 std::optional<std::string> read_text(const fs::path& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fmt::format("{}: cannot be read ({})", path.string(), std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
+  // Claude Code's ~/.claude.json keeps history as well as servers: allow it room.
+  constexpr std::size_t kMaxClientFileBytes = 64 * 1024 * 1024;
+  if (auto why = read_file_text(path.string(), kMaxClientFileBytes, text)) {
+    return fmt::format("{}: {}", path.string(), *why);
+  }
   return std::nullopt;
 }
 
