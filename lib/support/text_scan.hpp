@@ -99,6 +99,14 @@ inline std::vector<std::string> words_of(std::string_view text) {
   return words;
 }
 
+// A Markdown ATX heading: "# Title" ... "###### Title" (1 to 6 '#', then a space or a tab).
+inline bool is_markdown_heading(std::string_view line) {
+  std::size_t hashes = 0;
+  while (hashes < line.size() && hashes < 7 && line[hashes] == '#') ++hashes;
+  return hashes >= 1 && hashes <= 6 && hashes < line.size() &&
+         (line[hashes] == ' ' || line[hashes] == '\t');
+}
+
 // A line without its line break ("\n" or "\r\n").
 inline std::string_view without_line_break(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);

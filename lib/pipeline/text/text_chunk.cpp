@@ -63,14 +63,6 @@ using text::is_continuation;
 using text::kMaxContinuation;
 using text::without_line_break;
 
-// "# Title" ... "###### Title": a paragraph boundary before it, blank line or not.
-bool is_heading(std::string_view line) {
-  std::size_t hashes = 0;
-  while (hashes < line.size() && hashes < 7 && line[hashes] == '#') ++hashes;
-  return hashes >= 1 && hashes <= 6 && hashes < line.size() &&
-         (line[hashes] == ' ' || line[hashes] == '\t');
-}
-
 // ---- the chunker -------------------------------------------------------------------------------
 
 // Advances `counter` over text[from, to) as far as it stays within `limit` tokens and returns
@@ -305,7 +297,7 @@ Boundary chunk_end(std::string_view text, std::size_t start, std::size_t first_l
   }
   for (std::size_t line = limit_line; line > first_line && lines.line_begin(line) >= half; --line) {
     if (is_blank(line_content(text, lines, line - 1)) ||
-        is_heading(line_content(text, lines, line))) {
+        text::is_markdown_heading(line_content(text, lines, line))) {
       return {lines.line_begin(line), line};
     }
   }

@@ -289,20 +289,13 @@ struct LogDigest {
 
 namespace {
 
-// "## Heading" (1 to 6 '#', then a space): the heading's text, or empty.
-bool is_heading(std::string_view line) {
-  std::size_t hashes = 0;
-  while (hashes < line.size() && line[hashes] == '#') ++hashes;
-  return hashes >= 1 && hashes <= 6 && hashes < line.size() && line[hashes] == ' ';
-}
-
 json::object markdown_digest(std::string_view text) {
   json::array outline;
   std::size_t written = 0;
   bool in_fence = false;
   for_each_line(text, [&](std::string_view line, std::size_t number) {
     if (line.starts_with("```") || line.starts_with("~~~")) in_fence = !in_fence;
-    if (in_fence || !is_heading(line) || written > kTextDigestChars - 200) return;
+    if (in_fence || !text::is_markdown_heading(line) || written > kTextDigestChars - 200) return;
     const std::string heading(line.substr(0, text::prefix_bytes(line, kHeadingChars)));
     written += heading.size() + 24;
     outline.push_back(json::object{{"line", number}, {"heading", heading}});
@@ -348,7 +341,7 @@ json::object digest_of(std::string_view text) {
       return;
     }
     if (line.starts_with("```") || line.starts_with("~~~")) in_fence = !in_fence;
-    if (!in_fence && is_heading(line)) ++headings;
+    if (!in_fence && text::is_markdown_heading(line)) ++headings;
   });
   if (log) return log_digest.to_json();
   if (headings >= 2) return markdown_digest(text);
