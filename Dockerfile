@@ -5,7 +5,7 @@ FROM debian:12 AS build
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       build-essential cmake ninja-build libboost1.81-dev libboost-json1.81-dev \
       libboost-program-options1.81-dev libboost-filesystem1.81-dev libssl-dev libyaml-cpp-dev \
-      libspdlog-dev libfmt-dev libtomlplusplus-dev help2man dpkg-dev file \
+      libspdlog-dev libfmt-dev libtomlplusplus-dev libfast-float-dev help2man dpkg-dev file \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

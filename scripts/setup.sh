@@ -12,6 +12,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   libboost-filesystem1.81-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev catch2
   libtomlplusplus-dev  # `ctxguard wrap` reads and writes Codex's config.toml
+  libfast-float-dev  # support/double_chars: doubles read without std::from_chars (macOS lacks it)
   prometheus  # promtool checks what /metrics serves (tests); the server is not started
   # The sanitized build and the fuzz targets (scripts/test-sanitized.sh, scripts/fuzz.sh):
   # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.

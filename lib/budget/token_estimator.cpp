@@ -1,5 +1,6 @@
 #include "budget/token_estimator.hpp"
 
+#include "support/double_chars.hpp"
 #include "support/json_writer.hpp"
 
 #include <array>
@@ -333,8 +334,8 @@ void tally_scalar(Tally& tally, const json::value& value) noexcept {
         tally_text(tally, "null");
       } else {
         // Shortest round trip; an integral value keeps a `.0` so that it still reads as a double.
-        const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
-        const std::string_view text(buffer, static_cast<std::size_t>(result.ptr - buffer));
+        std::array<char, kMaxDoubleChars> digits;
+        const std::string_view text = format_double(number, digits);
         tally_text(tally, text);
         if (text.find_first_of(".e") == std::string_view::npos) tally_text(tally, ".0");
       }

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "support/double_chars.hpp"
+
 namespace ctxguard::config {
 
 namespace {
@@ -167,13 +169,9 @@ std::optional<std::uint64_t> parse_bytes(std::string_view text) {
 // Milliseconds of a number of seconds ("600", "0.5", "90s").
 std::optional<std::uint64_t> parse_seconds(std::string_view text) {
   if (!text.empty() && text.back() == 's') text.remove_suffix(1);
-  double seconds = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() ||
-      !std::isfinite(seconds) || seconds < 0 || seconds > 1e9) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint64_t>(std::llround(seconds * 1000));
+  const std::optional<double> seconds = parse_double(text);
+  if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds > 1e9) return std::nullopt;
+  return static_cast<std::uint64_t>(std::llround(*seconds * 1000));
 }
 
 // YAML 1.1 spellings too (True, FALSE, On): what yaml-cpp itself reads as booleans.

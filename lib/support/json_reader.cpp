@@ -1,12 +1,13 @@
 #include "support/json_reader.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
+
+#include "support/double_chars.hpp"
 
 namespace ctxguard {
 namespace {
@@ -75,10 +76,8 @@ struct PreciseHandler {
       number.append(text);
       text = number;
     }
-    double precise = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), precise);
-    // Out of range: from_chars leaves the value alone; Boost's +-inf or 0 is JavaScript's too.
-    if (ec != std::errc{} || end != text.data() + text.size()) precise = fast;
+    // Out of range: Boost's +-inf or 0 is JavaScript's too.
+    const double precise = parse_double(text).value_or(fast);
     number.clear();
     stack.push_double(precise);
     return true;

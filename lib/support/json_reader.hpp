@@ -4,9 +4,9 @@
 // Boost.JSON 1.81 parses doubles with a fast algorithm that is off by one ulp for about one
 // number in five with 16-17 significant digits (measured: 1238.8249400479617 comes back as
 // ...615). A proxy that rewrites results must not alter data, so doubles are re-read here with
-// std::from_chars, which rounds correctly. Together with the writer (json_writer.hpp), which
-// prints the shortest text that reads back the same double, every number survives a rewrite
-// JSON-equal: what a client's JSON.parse makes of it is unchanged.
+// parse_double (double_chars.hpp), which rounds correctly. Together with the writer
+// (json_writer.hpp), which prints the shortest text that reads back the same double, every number
+// survives a rewrite JSON-equal: what a client's JSON.parse makes of it is unchanged.
 
 #include <cstddef>
 #include <limits>

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "support/double_chars.hpp"
+
 namespace ctxguard {
 namespace {
 
@@ -18,14 +20,12 @@ void write_double(std::string& out, double number) {
     out += "null";
     return;
   }
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
-  out.append(buffer, result.ptr);
+  std::array<char, kMaxDoubleChars> buffer;
+  const std::string_view text = format_double(number, buffer);
+  out += text;
   // 5.0 reads back as a double only if it looks like one ("5" would become an integer for
   // Python, Boost.JSON and other typed clients).
-  if (std::string_view(buffer, result.ptr).find_first_of(".e") == std::string_view::npos) {
-    out += ".0";
-  }
+  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
 template <class Integer>

@@ -2,7 +2,7 @@
 // Minified JSON output that reads back JSON-equal to what was parsed (see json_reader.hpp).
 //
 // Boost.JSON's serializer prints 1.5 as `1.5E0` and infinity as `Infinity` (not JSON). Here
-// doubles use the shortest text that reads back the same value (std::to_chars; `5.0` keeps its
+// doubles use the shortest text that reads back the same value (format_double; `5.0` keeps its
 // `.0` so typed clients still read a double), and +-infinity,
 // which only a number like 2e720 can produce, is written as `1e999`/`-1e999`, which every JSON
 // parser reads back as infinity again. Strings get the minimal escapes (`\"`, `\\`, `\b`, `\f`,

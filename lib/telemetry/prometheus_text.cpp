@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <charconv>
 #include <cmath>
+
+#include "support/double_chars.hpp"
 
 namespace ctxguard::telemetry {
 namespace {
@@ -104,9 +105,8 @@ std::string format_value(double value) {
     return std::to_string(static_cast<long long>(value));
   }
   // Shortest round-trip form; Go's ParseFloat reads both its fixed and its exponent forms.
-  std::array<char, 32> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return {buffer.data(), result.ptr};
+  std::array<char, kMaxDoubleChars> buffer;
+  return std::string(format_double(value, buffer));
 }
 
 Histogram::Histogram(std::vector<double> upper_bounds) : upper_bounds_(std::move(upper_bounds)) {

@@ -29,6 +29,14 @@ namespace {
 // pause that makes a test pass.
 constexpr auto kBound = 10s;
 
+// A send on a connection the server has closed must fail the test, not kill the runner with
+// SIGPIPE: Linux says so per call (MSG_NOSIGNAL), macOS per socket (SO_NOSIGPIPE, in Client).
+#ifdef MSG_NOSIGNAL
+constexpr int kSendFlags = MSG_NOSIGNAL;
+#else
+constexpr int kSendFlags = 0;
+#endif
+
 using Response = http::response<http::string_body>;
 
 // A blocking loopback client on raw sockets (SO_RCVTIMEO bounds every wait); responses are parsed
@@ -39,6 +47,10 @@ class Client {
     REQUIRE(fd_ >= 0);
     const timeval timeout{std::chrono::duration_cast<std::chrono::seconds>(kBound).count(), 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+#ifdef SO_NOSIGPIPE
+    const int on = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_NOSIGPIPE, &on, sizeof on);
+#endif
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(server.port());
@@ -56,7 +68,7 @@ class Client {
 
   void send(std::string_view bytes) {
     while (!bytes.empty()) {
-      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), kSendFlags);
       REQUIRE(n > 0);
       bytes.remove_prefix(static_cast<std::size_t>(n));
     }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <mutex>
+#include <sstream>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>

@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "cursor/cursor_codec.hpp"
+#include "support/double_chars.hpp"
 #include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
@@ -111,9 +110,8 @@ Reading read_number(const json::value* value, Decimal& number) {
     parsed = Decimal{static_cast<Int128>(*large), 0};
   } else if (const double* real = value->if_double(); real != nullptr && std::isfinite(*real)) {
     // The shortest text that reads back as this double: what the server wrote.
-    std::array<char, 32> text{};
-    const auto written = std::to_chars(text.data(), text.data() + text.size(), *real);
-    parsed = parse_decimal(std::string_view(text.data(), written.ptr - text.data()), true);
+    std::array<char, kMaxDoubleChars> text;
+    parsed = parse_decimal(format_double(*real, text), true);
   }
   if (!parsed) return Reading::kNotNumber;
   number = *parsed;
@@ -226,11 +224,12 @@ json::value sum_value(const FieldTotals& totals) {
   if (totals.sum.scale == 0 && totals.sum.units >= INT64_MIN && totals.sum.units <= INT64_MAX) {
     return json::value(static_cast<std::int64_t>(totals.sum.units));
   }
-  const double as_double = std::strtod(text.c_str(), nullptr);
+  const std::optional<double> as_double = parse_double(text);
+  if (!as_double) return json::value(text);
   std::string back;
-  write_json_scalar(back, json::value(as_double));
+  write_json_scalar(back, json::value(*as_double));
   const auto round_trip = parse_decimal(back, true);
-  return round_trip && compare(*round_trip, totals.sum) == 0 ? json::value(as_double)
+  return round_trip && compare(*round_trip, totals.sum) == 0 ? json::value(*as_double)
                                                              : json::value(text);
 }
 

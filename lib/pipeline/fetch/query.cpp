@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 
+#include "support/double_chars.hpp"
 #include "support/text_scan.hpp"
 
 namespace ctxguard::pipeline {
@@ -97,14 +98,12 @@ class ScalarText {
   std::string_view of_double(double number) {
     if (std::isinf(number)) return number > 0 ? "1e999" : "-1e999";
     if (std::isnan(number)) return "null";
-    const auto result = std::to_chars(buffer_.data(), buffer_.data() + buffer_.size() - 2, number);
-    std::string_view text = written(result);
-    if (text.find_first_of(".e") == std::string_view::npos) {
-      result.ptr[0] = '.';
-      result.ptr[1] = '0';
-      text = {buffer_.data(), text.size() + 2};
-    }
-    return text;
+    const std::string_view text =
+        format_double(number, std::span(buffer_).first<kMaxDoubleChars>());
+    if (text.find_first_of(".e") != std::string_view::npos) return text;
+    buffer_[text.size()] = '.';
+    buffer_[text.size() + 1] = '0';
+    return {buffer_.data(), text.size() + 2};
   }
 
   std::array<char, 40> buffer_{};

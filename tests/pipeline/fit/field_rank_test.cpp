@@ -56,7 +56,7 @@ double member_tokens(std::string_view key, const json::value& value) {
   return counter.fractional_tokens();
 }
 
-FieldStat stat(std::string key, double tokens) {
+FieldStat field_stat(std::string key, double tokens) {
   FieldStat result;
   result.key = std::move(key);
   result.tokens = tokens;
@@ -220,8 +220,8 @@ TEST_CASE("field rank: tokens price each `\"key\":value,`, strings cut to max_st
 }
 
 TEST_CASE("field rank: choose_fields keeps the longest prefix within the tokens") {
-  const std::vector<FieldStat> ranked = {stat("id", 10), stat("status", 20), stat("total", 30),
-                                         stat("tag", 1)};
+  const std::vector<FieldStat> ranked = {field_stat("id", 10), field_stat("status", 20),
+                                         field_stat("total", 30), field_stat("tag", 1)};
   using Keys = std::vector<std::string>;
   REQUIRE(choose_fields(ranked, 35) == Keys{"id", "status"});
   REQUIRE(choose_fields(ranked, 30) == Keys{"id", "status"});  // the sum may equal the limit
