@@ -8,11 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-
+#include "cursor/mac.hpp"
 #include "support/base64url.hpp"
 
 namespace ctxguard::cursor {
@@ -22,7 +18,6 @@ namespace {
 //   kind:u8  entry  part  path_len path  offset  limit  field_count (field_len field)*
 //   query_len query  issued_at
 // issued_at is zigzag-encoded so negative values stay short and round trip.
-constexpr std::size_t kMacBytes = 32;  // HMAC-SHA256, untruncated
 constexpr std::size_t kRandomKeyBytes = 32;
 
 constexpr std::size_t varint_bytes(std::uint64_t value) {
@@ -39,17 +34,6 @@ constexpr std::size_t kMaxPayloadBytes =
     kMaxQueryBytes;
 // Anything longer cannot be a cursor we issued: refuse it before decoding or hashing it.
 constexpr std::size_t kMaxCursorChars = ((1 + kMaxPayloadBytes + kMacBytes) * 4 + 2) / 3;
-
-using Mac = std::array<unsigned char, kMacBytes>;
-
-// False only when OpenSSL fails internally (no memory, or a provider that cannot be loaded).
-bool compute_mac(const std::string& key, std::string_view data, Mac& mac) {
-  unsigned int length = 0;
-  const unsigned char* done =
-      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac.data(), &length);
-  return done != nullptr && length == kMacBytes;
-}
 
 void append_varint(std::string& out, std::uint64_t value) {
   for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
@@ -171,8 +155,16 @@ bool is_expired(std::int64_t issued_at, std::int64_t now, std::int64_t ttl) {
 }
 
 std::uint64_t random_entry_salt() {
-  std::random_device device;
-  return (std::uint64_t{device()} << 32) ^ device();
+  std::array<unsigned char, sizeof(std::uint64_t)> bytes{};
+  // The salt hides entry ids from other processes; it is not a key, so a CSPRNG that fails here
+  // falls back to std::random_device rather than stopping ctxguard.
+  if (!random_bytes(bytes)) {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32) ^ device();
+  }
+  std::uint64_t salt = 0;
+  for (unsigned char byte : bytes) salt = (salt << 8) | byte;
+  return salt;
 }
 
 }  // namespace
@@ -196,18 +188,17 @@ CursorCodec::CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl
   if (ttl_ <= std::chrono::seconds::zero()) {
     throw std::invalid_argument("cursor ttl must be positive");
   }
-  Mac probe{};
-  if (!compute_mac(keys_.back(), "probe", probe)) {
-    throw std::runtime_error("OpenSSL cannot compute HMAC-SHA256");
+  if (!hmac_sha256(keys_.back(), "probe")) {
+    throw std::runtime_error("the crypto library cannot compute HMAC-SHA256");
   }
 }
 
 CursorCodec CursorCodec::with_random_key(std::chrono::seconds ttl) {
-  std::string key(kRandomKeyBytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(key.data()), static_cast<int>(key.size())) != 1) {
-    throw std::runtime_error("OpenSSL could not generate a random cursor key");
+  std::array<unsigned char, kRandomKeyBytes> key{};
+  if (!random_bytes(key)) {
+    throw std::runtime_error("the system could not generate a random cursor key");
   }
-  return CursorCodec({std::move(key)}, ttl);
+  return CursorCodec({std::string(key.begin(), key.end())}, ttl);
 }
 
 std::string CursorCodec::encode(const CursorPayload& payload) const {
@@ -225,10 +216,10 @@ std::string CursorCodec::encode(const CursorPayload& payload) const {
   append_string(bytes, payload.query);
   append_varint(bytes, zigzag(payload.issued_at));
 
-  Mac mac{};
-  // The constructor proved HMAC works, so a failure here is OpenSSL running out of memory.
-  if (!compute_mac(keys_.back(), bytes, mac)) throw std::bad_alloc();
-  bytes.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+  // The constructor proved HMAC works, so a failure here is the library running out of memory.
+  const std::optional<Mac> mac = hmac_sha256(keys_.back(), bytes);
+  if (!mac) throw std::bad_alloc();
+  bytes.append(reinterpret_cast<const char*>(mac->data()), mac->size());
   return base64url_encode(bytes);
 }
 
@@ -244,13 +235,13 @@ Result<CursorPayload> CursorCodec::decode(std::string_view cursor,
 
   const std::string_view signed_part =
       std::string_view(*bytes).substr(0, bytes->size() - kMacBytes);
-  const auto* received = reinterpret_cast<const unsigned char*>(bytes->data() + signed_part.size());
+  const std::span<const unsigned char, kMacBytes> received(
+      reinterpret_cast<const unsigned char*>(bytes->data() + signed_part.size()), kMacBytes);
   bool authentic = false;
   for (const auto& key : keys_) {
-    Mac expected{};
     // A failed computation counts as a mismatch: when in doubt, never accept.
-    if (compute_mac(key, signed_part, expected) &&
-        CRYPTO_memcmp(expected.data(), received, kMacBytes) == 0) {
+    const std::optional<Mac> expected = hmac_sha256(key, signed_part);
+    if (expected && macs_equal(*expected, received)) {
       authentic = true;
       break;
     }

@@ -66,15 +66,16 @@ class CursorCodec {
   static constexpr std::size_t kMinKeyBytes = 16;
 
   // `keys`: newest last, each at least 16 bytes; `ttl` > 0. Throws std::invalid_argument
-  // otherwise (start-up / config edge only), and std::runtime_error if OpenSSL cannot compute
-  // an HMAC at all (checked here so the data path never meets it).
+  // otherwise (start-up / config edge only), and std::runtime_error if the crypto library
+  // (cursor/mac) cannot compute an HMAC at all (checked here so the data path never meets it).
   // `entry_salt` is given where runs must repeat byte for byte (the fuzz targets: a cursor's
   // bytes decide its estimated tokens), and by a codec that replaces another in the same process
   // (a key rotation), which takes the old one's entry_salt() so that its cursors keep naming
   // the same entries.
   CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl);
   CursorCodec(std::vector<std::string> keys, std::chrono::seconds ttl, std::uint64_t entry_salt);
-  // A fresh 32-byte key from the OpenSSL CSPRNG. Throws std::runtime_error if it fails.
+  // A fresh 32-byte key from the platform's CSPRNG (cursor/mac). Throws std::runtime_error if it
+  // fails.
   static CursorCodec with_random_key(std::chrono::seconds ttl);
 
   // Signed with the newest key. Typical array-page cursors are 70-100 characters. Never throws
