@@ -20,6 +20,7 @@
 #include "proxy/child_process.hpp"
 #include "proxy/proxy.hpp"
 #include "support/logging.hpp"
+#include "support/platform_file.hpp"
 #include "telemetry/stats_command.hpp"
 #include "wrap/wrap_command.hpp"
 
@@ -40,11 +41,10 @@ int run(int argc, char** argv) {
   if (argc >= 2 && (std::string_view(argv[1]) == "wrap" || std::string_view(argv[1]) == "unwrap")) {
     const wrap::Mode mode =
         std::string_view(argv[1]) == "wrap" ? wrap::Mode::kWrap : wrap::Mode::kUnwrap;
-    std::error_code error;
-    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (error) self = std::filesystem::absolute(argv[0], error);
+    // The path written into the client's file: this binary wherever it was started from.
+    const auto self = platform::executable_path(argc > 0 ? argv[0] : "");
     const wrap::WrapContext context{.platform = wrap::Platform::current(std::getenv),
-                                    .self_path = self.string()};
+                                    .self_path = self ? self->string() : "ctxguard"};
     return wrap::run_wrap(
         mode, std::span<const char* const>(argv + 2, static_cast<std::size_t>(argc - 2)), context,
         std::cout, std::cerr);
@@ -94,7 +94,7 @@ int run(int argc, char** argv) {
   }
   // Kept in ctxguard: the server inherits the environment, and it has no use for the key that
   // makes cursors unforgeable (docs/security.md).
-  ::unsetenv("CTXGUARD_CURSOR_SECRET");
+  platform::unset_environment("CTXGUARD_CURSOR_SECRET");
   try {
     logging::install(command_line.settings.log.level, command_line.settings.log.file);
   } catch (const std::exception& error) {

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+
 #include "proxy/child_process.hpp"
 
 namespace {
@@ -27,8 +29,10 @@ using ctxguard::proxy::ChildProcess;
 class Peer {
  public:
   explicit Peer(const std::vector<std::string>& argv) : child_(spawn(argv)) {
-    in_ = child_.take_stdin();
-    out_ = child_.take_stdout();
+    // The pipes are used synchronously here: their descriptors are taken back from the streams.
+    boost::asio::io_context io;
+    in_ = child_.take_stdin(io.get_executor()).release();
+    out_ = child_.take_stdout(io.get_executor()).release();
   }
   ~Peer() {
     ::close(in_);

@@ -10,6 +10,9 @@
 # must therefore not clash when batched: no two helpers of one name in a module's anonymous
 # namespaces, no file-scope `using namespace` that makes a name ambiguous.
 #
+# CTXGUARD_PORTABLE_POSIX: this run also takes the POSIX code path macOS takes (no pipe2, no
+# subreaper, no /proc), so a macOS user gets code that has run.
+#
 #   scripts/build-sanitized.sh [extra `cmake --build` arguments, e.g. --target pipeline_fuzz]
 #
 # CTXGUARD_SANITIZE_BUILD_DIR: another build directory; CTXGUARD_FUZZ_SECONDS: how long each
@@ -21,7 +24,7 @@ build="${CTXGUARD_SANITIZE_BUILD_DIR:-$repo/build-sanitize}"
 
 CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS="-O1" -DCTXGUARD_WERROR=ON -DCTXGUARD_SANITIZE=address,undefined \
-  -DCTXGUARD_FUZZ=ON -DCTXGUARD_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON \
+  -DCTXGUARD_FUZZ=ON -DCTXGUARD_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCTXGUARD_PORTABLE_POSIX=ON \
   -DCTXGUARD_FUZZ_SECONDS="${CTXGUARD_FUZZ_SECONDS:-60}" -DCTXGUARD_FUZZ_SEED="${CTXGUARD_FUZZ_SEED:-1}" \
   >/dev/null
 cmake --build "$build" --parallel "${CTXGUARD_BUILD_JOBS:-$(nproc)}" "$@"

@@ -1,7 +1,5 @@
 #include "proxy/config_reloader.hpp"
 
-#include <sys/stat.h>
-
 #include <memory>
 #include <utility>
 
@@ -12,14 +10,6 @@ namespace ctxguard::proxy {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-std::int64_t nanoseconds(const timespec& time) {
-  return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
-}
-
-}  // namespace
 
 ConfigReloader::ConfigReloader(asio::io_context& io, config::ConfigSources sources,
                                config::ProfilePtr running, Apply apply)
@@ -47,14 +37,7 @@ void ConfigReloader::start() {
 }
 
 ConfigReloader::FileStamp ConfigReloader::stamp() const {
-  struct stat info {};
-  if (::stat(sources_.file_path->c_str(), &info) != 0) return {};
-  return FileStamp{true,
-                   info.st_dev,
-                   info.st_ino,
-                   info.st_size,
-                   nanoseconds(info.st_mtim),
-                   nanoseconds(info.st_ctim)};
+  return platform::file_stamp(*sources_.file_path);
 }
 
 void ConfigReloader::schedule_poll() {

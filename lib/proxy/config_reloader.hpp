@@ -1,18 +1,16 @@
 #pragma once
 // Hot reload of the configuration file.
 //
-// The file is polled: one stat() every kPollInterval (a change is live within about two). A poll
-// survives what breaks a watch on the file itself: editors that save by writing a new file and
-// renaming it over the old one, and symlinked mounts (Kubernetes ConfigMaps) whose target is
-// swapped. A change is read once the file has looked the same for one poll, so a half-written file
-// is never parsed; SIGHUP reloads at once. Reading, parsing and resolving run on a worker thread;
-// the new profile is handed to the io thread, which swaps it in between two messages. The message
-// path never waits for a reload.
+// The file is polled: one look at its stamp (platform::file_stamp) every kPollInterval (a change is
+// live within about two). A poll survives what breaks a watch on the file itself: editors that save
+// by writing a new file and renaming it over the old one, and symlinked mounts (Kubernetes
+// ConfigMaps) whose target is swapped. A change is read once the file has looked the same for one
+// poll, so a half-written file is never parsed; SIGHUP (POSIX) reloads at once. Reading, parsing
+// and resolving run on a worker thread; the new profile is handed to the io thread, which swaps it
+// in between two messages. The message path never waits for a reload.
 //
 // A file that fails validation is refused whole: the running profile stays and every problem is
 // logged. Every applied change is logged with its old and new values.
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -28,6 +26,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "config/profile.hpp"
+#include "support/platform_file.hpp"
 
 namespace ctxguard::proxy {
 
@@ -55,16 +54,7 @@ class ConfigReloader {
   std::uint64_t reloads_refused() const { return refused_; }
 
  private:
-  // What stat() says of the file; equal stamps mean an unchanged file (as far as a poll can see).
-  struct FileStamp {
-    bool exists = false;
-    dev_t device = 0;
-    ino_t inode = 0;
-    off_t size = 0;
-    std::int64_t modified_ns = 0;
-    std::int64_t changed_ns = 0;
-    bool operator==(const FileStamp&) const = default;
-  };
+  using FileStamp = platform::FileStamp;
 
   FileStamp stamp() const;
   void schedule_poll();

@@ -23,8 +23,7 @@ constexpr char kNewline = '\n';
 constexpr std::size_t kMaxWriteBytes = 65536;
 }  // namespace
 
-MessageWriter::MessageWriter(asio::posix::stream_descriptor stream, std::size_t high_water_bytes,
-                             std::string_view peer)
+MessageWriter::MessageWriter(ByteStream stream, std::size_t high_water_bytes, std::string_view peer)
     : stream_(std::move(stream)),
       high_water_bytes_(high_water_bytes),
       peer_(peer),

@@ -15,16 +15,16 @@
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
+
+#include "proxy/byte_stream.hpp"
 
 namespace ctxguard::proxy {
 
 class MessageWriter {
  public:
-  MessageWriter(boost::asio::posix::stream_descriptor stream, std::size_t high_water_bytes,
-                std::string_view peer);
+  MessageWriter(ByteStream stream, std::size_t high_water_bytes, std::string_view peer);
 
   // Queues one message (without its newline), waiting while the queue is full. Returns false when
   // the stream has failed or was closed: the message is dropped and the caller decides what that
@@ -53,7 +53,7 @@ class MessageWriter {
   static void wake(boost::asio::steady_timer& event) { event.cancel(); }
   static boost::asio::awaitable<void> sleep_until_woken(boost::asio::steady_timer& event);
 
-  boost::asio::posix::stream_descriptor stream_;
+  ByteStream stream_;
   std::size_t high_water_bytes_;
   std::string peer_;
   std::deque<std::string> queue_;

@@ -1,7 +1,5 @@
 #include "proxy/proxy.hpp"
 
-#include <signal.h>
-
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -10,8 +8,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include "proxy/child_process.hpp"
 #include "proxy/config_reloader.hpp"
@@ -19,6 +15,7 @@
 #include "proxy/session.hpp"
 #include "proxy/status_report.hpp"
 #include "proxy/stdio_streams.hpp"
+#include "proxy/system_signals.hpp"
 #include "proxy/telemetry_edges.hpp"
 #include "spill/spill_file.hpp"
 #include "telemetry/call_telemetry.hpp"
@@ -30,10 +27,8 @@ namespace asio = boost::asio;
 
 // The client on ctxguard's stdin and stdout, the server on the pipes to its child.
 SessionStreams streams_of(asio::io_context& io, StdioStreams& stdio, ChildProcess& child) {
-  return {std::move(stdio.in()), std::move(stdio.out()),
-          asio::posix::stream_descriptor(io, child.take_stdin()),
-          asio::posix::stream_descriptor(io, child.take_stdout()),
-          [&stdio] { stdio.close_stdout(); }};
+  return {std::move(stdio.in()), std::move(stdio.out()), child.take_stdin(io.get_executor()),
+          child.take_stdout(io.get_executor()), [&stdio] { stdio.close_stdout(); }};
 }
 
 // A running proxy's parts, wired together; the Session does the work. Members are destroyed in
@@ -43,14 +38,14 @@ class Proxy {
  public:
   Proxy(asio::io_context& io, const config::Settings& settings,
         const config::ConfigSources& sources, const config::ProfilePtr& profile,
-        asio::signal_set& signals, ChildProcess child, const cursor::CursorCodec& codec,
+        SystemSignals& signals, ChildProcess child, const cursor::CursorCodec& codec,
         std::unique_ptr<telemetry::RecordWriter> record_file,
         std::unique_ptr<telemetry::AnswerSampler> sampler)
       : telemetry_(std::move(record_file), {}, std::move(sampler)),
         interceptor_(profile, codec),
         child_(std::move(child)),
         stdio_(io.get_executor()),
-        session_(io, settings, streams_of(io, stdio_, child_), child_, interceptor_, signals,
+        session_(io, settings, streams_of(io, stdio_, child_), child_, interceptor_,
                  {.on_hangup = [this] { on_hangup(); }, .on_phase = {}}),
         reloader_(io, sources, profile,
                   [this](config::ProfilePtr next) { session_.apply_profile(std::move(next)); }),
@@ -60,6 +55,7 @@ class Proxy {
     interceptor_.set_call_sink([this](telemetry::CallEvent&& event) {
       telemetry_.record(std::move(event), std::chrono::steady_clock::now());
     });
+    signals.start(child_, [this](SystemRequest request) { session_.on_request(request); });
   }
 
   Interceptor& interceptor() { return interceptor_; }
@@ -103,9 +99,8 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
           ? cursor::CursorCodec({*settings.budget.cursor_secret}, settings.budget.cursor_ttl)
           : cursor::CursorCodec::with_random_key(settings.budget.cursor_ttl);
   asio::io_context io(1);
-  // Installed before the child exists so its SIGCHLD cannot be missed.
-  asio::signal_set signals(io, SIGCHLD, SIGINT, SIGTERM);
-  signals.add(SIGHUP);
+  // Installed before the child exists so its exit cannot be missed.
+  SystemSignals signals(io);
 
   // --spill-dir is checked before the server starts: a bad directory is a start-up error.
   std::optional<spill::SpillDirectory> spill_dir;

@@ -1,7 +1,5 @@
 #include "proxy/server_shutdown.hpp"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -53,18 +51,20 @@ asio::awaitable<void> ServerShutdown::escalate(milliseconds grace) {
   // GCC 12 miscompiles `co_await` inside an if-condition (it emits ud2): await into locals.
   const bool exited = co_await wait_gone(grace);
   if (exited) co_return;
-  spdlog::info("stopping the server (pid {}) with SIGTERM", server_.pid());
-  server_.signal_group(SIGTERM);
+  spdlog::info("stopping the server (pid {}) with {}", server_.pid(),
+               to_string(StopLevel::kTerminate));
+  server_.stop(StopLevel::kTerminate);
   const bool terminated = co_await wait_gone(kill_timeout_);
   if (terminated) co_return;
-  spdlog::warn("the server (pid {}) ignored SIGTERM for {} ms; sending SIGKILL", server_.pid(),
-               kill_timeout_.count());
-  server_.signal_group(SIGKILL);
+  spdlog::warn("the server (pid {}) ignored {} for {} ms; sending {}", server_.pid(),
+               to_string(StopLevel::kTerminate), kill_timeout_.count(),
+               to_string(StopLevel::kKill));
+  server_.stop(StopLevel::kKill);
 }
 
 asio::awaitable<void> ServerShutdown::kill_leftovers() {
   const bool gone = co_await wait_gone(kill_timeout_);
-  if (!gone) server_.signal_group(SIGKILL);
+  if (!gone) server_.stop(StopLevel::kKill);
 }
 
 }  // namespace ctxguard::proxy

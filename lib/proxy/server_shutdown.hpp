@@ -1,10 +1,11 @@
 #pragma once
 // Stopping the MCP server's process group without ever blocking the session: the escalation
-// (grace, SIGTERM, kill timeout, SIGKILL) and the waits it is made of.
+// (grace, terminate, kill timeout, kill: StopLevel) and the waits it is made of.
 //
 // The end of a process group raises no event (its members are not all our children), so the
 // waits look every 10 ms. Each look first runs the session's `look` callback, which reaps the
-// child and handles its exit once, whichever of SIGCHLD and a look sees it first.
+// child and handles its exit once, whichever of SystemRequest::kServerChanged and a look sees it
+// first.
 //
 // Executor: the session's io_context thread; the ServerProcess outlives this object.
 
@@ -32,10 +33,11 @@ class ServerShutdown {
   // Waits up to `timeout` for the server and everything in its group to be gone.
   boost::asio::awaitable<bool> wait_gone(std::chrono::milliseconds timeout);
 
-  // Waits `grace` for the group to go, then sends SIGTERM, waits the kill timeout, then SIGKILL.
+  // Waits `grace` for the group to go, then asks it to terminate, waits the kill timeout,
+  // then kills it.
   // One at a time: a call while an escalation has begun returns at once.
   boost::asio::awaitable<void> escalate(std::chrono::milliseconds grace);
-  // After the server itself exited: SIGKILL to what it left running, after the kill timeout.
+  // After the server itself exited: a kill of what it left running, after the kill timeout.
   boost::asio::awaitable<void> kill_leftovers();
 
  private:

@@ -1,7 +1,5 @@
 #include "proxy/session.hpp"
 
-#include <signal.h>
-
 #include <cstring>
 #include <exception>
 #include <utility>
@@ -36,7 +34,7 @@ constexpr milliseconds kOutputDeadlineSlack{500};
 // How long the client's initialize result may wait while ctxguard lists the server's tools
 // (toolList compact, docs/protocol.md 4.2).
 constexpr milliseconds kDiscoveryDeadline{5000};
-// How long the last SIGKILL to the server's group may take to be seen.
+// How long the last kill of the server's tree may take to be seen.
 constexpr milliseconds kFinalKillWait{1000};
 
 std::string_view sender(Direction direction) {
@@ -86,13 +84,11 @@ Phase next_phase(Phase phase, SessionEvent event) {
 }
 
 Session::Session(asio::io_context& io, const config::Settings& settings, SessionStreams streams,
-                 ServerProcess& server, Interceptor& interceptor, asio::signal_set& signals,
-                 Hooks hooks)
+                 ServerProcess& server, Interceptor& interceptor, Hooks hooks)
     : io_(io),
       settings_(settings),
       server_(server),
       interceptor_(interceptor),
-      signals_(signals),
       hooks_(std::move(hooks)),
       shutdown_(io, server, settings.lifecycle.kill_timeout, [this] { check_server(); }),
       client_in_(std::move(streams.client_in)),
@@ -109,8 +105,7 @@ void Session::start() {
   spawn(pump(Direction::kServerToClient, server_out_));
   spawn(write_to_server());
   spawn(write_to_client());
-  spawn(watch_signals());
-  check_server();  // it may have exited before the first SIGCHLD could be seen
+  check_server();  // it may have exited before the first SystemRequest::kServerChanged was seen
 }
 
 SessionStatus Session::status() const {
@@ -204,7 +199,7 @@ MessageWriter& Session::destination(Direction direction) {
   return direction == Direction::kClientToServer ? to_server_ : to_client_;
 }
 
-awaitable<void> Session::pump(Direction direction, asio::posix::stream_descriptor& input) {
+awaitable<void> Session::pump(Direction direction, ByteStream& input) {
   jsonrpc::LineFramer framer(settings_.max_message_bytes);
   // Once the session finishes, what the client sends can no longer be answered: it stays unread,
   // so every request that was read is among those finish() answers with an error.
@@ -222,7 +217,8 @@ awaitable<void> Session::pump(Direction direction, asio::posix::stream_descripto
     }
     if (ec) {
       if (auto last = framer.finish(); last && !unread()) co_await forward(direction, *last);
-      if (ec != asio::error::eof) {
+      // Windows ends a pipe whose writer closed with ERROR_BROKEN_PIPE rather than end-of-file.
+      if (ec != asio::error::eof && ec != asio::error::broken_pipe) {
         spdlog::warn("reading from the {} failed: {}", sender(direction), ec.message());
       }
       break;
@@ -299,40 +295,33 @@ awaitable<void> Session::write_to_client() {
   if (error) client_gone("stopped reading its input");
 }
 
-awaitable<void> Session::watch_signals() {
-  while (true) {
-    auto [ec, signal] = co_await signals_.async_wait(kUseTuple);
-    if (ec) co_return;
-    on_signal(signal);
-  }
-}
-
-void Session::on_signal(int signal) {
-  switch (signal) {
-    case SIGCHLD:
+void Session::on_request(SystemRequest request) {
+  switch (request) {
+    case SystemRequest::kServerChanged:
       check_server();
       break;
-    case SIGINT:
-    case SIGTERM:
+    case SystemRequest::kInterrupt:
+    case SystemRequest::kTerminate: {
       if (phase_ >= Phase::kFinishing) {
         stop_lingering();
         break;
       }
-      spdlog::info("received {}; passing it to the server", ::strsignal(signal));
-      server_.signal_group(signal);
+      const StopLevel level =
+          request == SystemRequest::kInterrupt ? StopLevel::kInterrupt : StopLevel::kTerminate;
+      spdlog::info("received {}; passing it to the server", to_string(request));
+      server_.stop(level);
       spawn(shutdown_.escalate(settings_.lifecycle.kill_timeout));
       break;
-    case SIGHUP:
+    }
+    case SystemRequest::kReload:
       if (hooks_.on_hangup) hooks_.on_hangup();
-      break;
-    default:
       break;
   }
 }
 
-// Called on SIGCHLD and from every poll while stopping: whichever reaps the server first, its
-// exit is handled exactly once: a poll that reaped it without handling it would leave the
-// session waiting for a SIGCHLD that has already come.
+// Called on SystemRequest::kServerChanged and from every poll while stopping: whichever reaps
+// the server first, its exit is handled exactly once: a poll that reaped it without handling it
+// would leave the session waiting for a request that has already come.
 void Session::check_server() {
   server_.try_wait();  // also reaps what the server left behind
   if (!server_.exit_status() || phase_ >= Phase::kServerExited) return;
@@ -346,12 +335,12 @@ void Session::check_server() {
   advance(SessionEvent::kServerExited);
 }
 
-// Whatever the server started may still run and may still hold its stdout open: it gets SIGTERM
-// now, whatever escalation is under way, and SIGKILL after the kill timeout.
+// Whatever the server started may still run and may still hold its stdout open: it is asked to
+// terminate now, whatever escalation is under way, and killed after the kill timeout.
 void Session::stop_leftovers() {
   if (!server_.group_alive()) return;
   spdlog::info("stopping what the server left running (process group {})", server_.pid());
-  server_.signal_group(SIGTERM);
+  server_.stop(StopLevel::kTerminate);
   spawn(shutdown_.kill_leftovers());
 }
 
@@ -371,7 +360,7 @@ void Session::close_server_input() {
 
 // The server's output ended but the process lives on: it can answer nothing more, so waiting for
 // it would leave every request in flight waiting for ever. It is stopped like a server whose
-// client has gone (input closed, then SIGTERM, then SIGKILL); its exit then answers them.
+// client has gone (input closed, then terminate, then kill); its exit then answers them.
 awaitable<void> Session::stop_mute_server() {
   const bool exited = co_await shutdown_.wait_until(
       [this] { return server_.exit_status().has_value(); }, kExitAfterOutputGrace);
@@ -404,8 +393,8 @@ awaitable<void> Session::finish() {
   if (client_output_closed_) client_output_closed_();  // seen by the client even if we linger
   advance(SessionEvent::kDelivered);
   if (server_.group_alive()) {
-    // No process of the server may outlive ctxguard; SIGKILL is prompt but not instant.
-    server_.signal_group(SIGKILL);
+    // No process of the server may outlive ctxguard; a kill is prompt but not instant.
+    server_.stop(StopLevel::kKill);
     co_await shutdown_.wait_gone(kFinalKillWait);
   }
   co_await linger();

@@ -4,8 +4,9 @@
 // Lifecycle).
 //
 // Everything it works with is handed to it: the four streams, the server process (behind
-// ServerProcess), the Interceptor and the signal set. So a test can drive a whole session with
-// pipes and a fake server, and proxy.cpp only wires the real ones.
+// ServerProcess) and the Interceptor; the operating system's requests come in through
+// on_request. So a test can drive a whole session with pipes and a fake server, and proxy.cpp
+// only wires the real ones.
 //
 // How far the session has come is one Phase, changed only by next_phase() (pure, below) through
 // Session::advance. The client's presence is a separate fact: it can leave in any phase.
@@ -22,16 +23,16 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "config/settings.hpp"
 #include "jsonrpc/line_framer.hpp"
+#include "proxy/byte_stream.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/interceptor.hpp"
 #include "proxy/message_writer.hpp"
 #include "proxy/server_shutdown.hpp"
+#include "proxy/system_signals.hpp"
 
 namespace ctxguard::proxy {
 
@@ -61,10 +62,10 @@ Phase next_phase(Phase phase, SessionEvent event);
 
 // The session's streams: what it reads from and writes to each peer.
 struct SessionStreams {
-  boost::asio::posix::stream_descriptor client_in;
-  boost::asio::posix::stream_descriptor client_out;
-  boost::asio::posix::stream_descriptor server_in;   // the server's stdin
-  boost::asio::posix::stream_descriptor server_out;  // the server's stdout
+  ByteStream client_in;
+  ByteStream client_out;
+  ByteStream server_in;   // the server's stdin
+  ByteStream server_out;  // the server's stdout
   // Called once everything for the client was written and client_out closed; ctxguard's own
   // stdout still holds the client's pipe open, and the client must see its end now even when
   // the session lingers (StdioStreams::close_stdout).
@@ -74,7 +75,7 @@ struct SessionStreams {
 // What the session reports of itself (StatusReport turns it into /metrics and /health).
 struct SessionStatus {
   bool client_connected = true;
-  int server_pid = 0;
+  ProcessId server_pid = 0;
   std::optional<ExitStatus> server_exit;
   std::uint64_t messages_from_client = 0;
   std::uint64_t messages_from_server = 0;
@@ -85,27 +86,27 @@ struct SessionStatus {
 
 class Session {
  public:
-  // Called on the io thread: SIGHUP (reload the configuration, reopen the record file), and
+  // Called on the io thread: SystemRequest::kReload (reload the configuration, reopen the record
+  // file), and
   // every change of phase once it has happened (the session logs it at debug itself).
   struct Hooks {
     std::function<void()> on_hangup;
     std::function<void(Phase)> on_phase;
   };
 
-  // `server`, `interceptor` and `signals` outlive the session. The session watches `signals` for
-  // SIGCHLD, SIGINT, SIGTERM and SIGHUP, whichever it holds.
+  // `server` and `interceptor` outlive the session.
   Session(boost::asio::io_context& io, const config::Settings& settings, SessionStreams streams,
-          ServerProcess& server, Interceptor& interceptor, boost::asio::signal_set& signals,
-          Hooks hooks = {});
+          ServerProcess& server, Interceptor& interceptor, Hooks hooks = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Starts reading, writing and watching the signals; the session then runs with the io_context
-  // until it stops it (Phase::kDone).
+  // Starts reading and writing; the session then runs with the io_context until it stops it
+  // (Phase::kDone).
   void start();
 
-  // What the session does with each signal it watches (tests call it to deliver one).
-  void on_signal(int signal);
+  // What the session does with each request of the operating system (SystemSignals delivers
+  // them; tests call it directly).
+  void on_request(SystemRequest request);
 
   // A reload's new profile: new calls get it; calls in flight keep theirs. When what tools/list
   // shows depends on the change, a connected client is told to list the tools again.
@@ -123,8 +124,7 @@ class Session {
   // The one place the phase changes, and what entering each phase starts.
   void advance(SessionEvent event);
 
-  boost::asio::awaitable<void> pump(Direction direction,
-                                    boost::asio::posix::stream_descriptor& input);
+  boost::asio::awaitable<void> pump(Direction direction, ByteStream& input);
   boost::asio::awaitable<void> forward(Direction direction, const jsonrpc::LineFramer::Line& line);
   MessageWriter& destination(Direction direction);
   void input_ended(Direction direction);
@@ -132,7 +132,6 @@ class Session {
   boost::asio::awaitable<void> end_discovery_after(std::chrono::milliseconds deadline);
   boost::asio::awaitable<void> write_to_server();
   boost::asio::awaitable<void> write_to_client();
-  boost::asio::awaitable<void> watch_signals();
 
   void check_server();
   void stop_leftovers();
@@ -150,11 +149,10 @@ class Session {
   const config::Settings& settings_;
   ServerProcess& server_;
   Interceptor& interceptor_;
-  boost::asio::signal_set& signals_;
   Hooks hooks_;
   ServerShutdown shutdown_;
-  boost::asio::posix::stream_descriptor client_in_;
-  boost::asio::posix::stream_descriptor server_out_;
+  ByteStream client_in_;
+  ByteStream server_out_;
   MessageWriter to_server_;
   MessageWriter to_client_;
   std::function<void()> client_output_closed_;

@@ -1,7 +1,5 @@
 #include "proxy/telemetry_edges.hpp"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 

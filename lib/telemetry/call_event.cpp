@@ -12,6 +12,7 @@
 #include "support/iso_date.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
+#include "support/platform_file.hpp"
 
 namespace ctxguard::telemetry {
 
@@ -133,8 +134,7 @@ double CallEvent::reduction_percent() const {
 std::string format_time(std::chrono::system_clock::time_point time) {
   const auto ms = std::chrono::floor<std::chrono::milliseconds>(time.time_since_epoch()).count();
   const std::time_t seconds = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
+  const std::tm utc = platform::utc_calendar(seconds);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900,
                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
                      ((ms % 1000) + 1000) % 1000);

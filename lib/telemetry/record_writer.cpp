@@ -1,8 +1,5 @@
 #include "telemetry/record_writer.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -13,7 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "support/write_all.hpp"
+#include "support/platform_file.hpp"
 
 namespace ctxguard::telemetry {
 
@@ -22,14 +19,6 @@ namespace {
 constexpr auto kErrorLogInterval = std::chrono::minutes(1);
 // Records reach the file at most this late.
 constexpr auto kFlushInterval = std::chrono::milliseconds(100);
-
-std::error_code last_error() { return {errno, std::system_category()}; }
-
-Result<int> open_append(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return last_error();
-  return fd;
-}
 
 }  // namespace
 
@@ -167,21 +156,15 @@ const std::string& RecordWriter::name() const { return state_->name; }
 
 Result<std::unique_ptr<RecordWriter>> open_record_file(const std::string& path,
                                                        WriterLimits limits) {
-  auto opened = open_append(path);
+  auto opened = platform::open_append(path);
   if (!opened) return opened.error();
-  // The descriptor is the writer thread's alone; both lambdas run on it.
-  auto fd = std::shared_ptr<int>(new int(*opened), [](const int* descriptor) {
-    ::close(*descriptor);
-    delete descriptor;
-  });
-  auto sink = [fd](std::string_view batch) {
-    return std::error_code(write_all(*fd, batch), std::system_category());
-  };
-  auto reopen = [fd, path]() -> std::error_code {
-    auto again = open_append(path);
+  // The file is the writer thread's alone; both lambdas run on it.
+  auto file = std::make_shared<platform::File>(std::move(*opened));
+  auto sink = [file](std::string_view batch) { return file->write(batch); };
+  auto reopen = [file, path]() -> std::error_code {
+    auto again = platform::open_append(path);
     if (!again) return again.error();
-    ::close(*fd);
-    *fd = *again;
+    *file = std::move(*again);
     return {};
   };
   return std::make_unique<RecordWriter>(std::move(sink), limits, path, std::move(reopen));

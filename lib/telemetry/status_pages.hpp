@@ -20,7 +20,7 @@ struct ProcessStatus {
   std::string version;
   std::chrono::system_clock::time_point started;
   std::chrono::steady_clock::duration uptime{};
-  int server_pid = 0;
+  std::int64_t server_pid = 0;
   bool server_running = true;
   std::string server_exit;  // how it ended ("exited with status 1", "was killed by SIGKILL")
   bool client_connected = true;

@@ -8,16 +8,12 @@
 #include <variant>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "config/command_line.hpp"
 #include "support/file_text.hpp"
+#include "support/platform_file.hpp"
 #include "support/text_diff.hpp"
-#include "support/write_all.hpp"
 
 namespace ctxguard::wrap {
 
@@ -118,40 +114,30 @@ std::optional<std::string> read_text(const fs::path& path, std::string& text) {
   return std::nullopt;
 }
 
-// Writes `text` to `path` through a temporary file in the same directory renamed over it, with
-// the mode and owner of `like` (the file it replaces; a new file gets 0600).
+// Writes `text` to `path` through a temporary file in the same directory that replaces it in
+// one step, with the mode and owner of `like` (the file it replaces; a new file is owner-only).
 std::optional<std::string> write_atomically(const fs::path& path, std::string_view text,
                                             const fs::path& like) {
-  struct stat original {};
-  const bool exists = ::stat(like.c_str(), &original) == 0;
-  std::string temporary = path.string() + ".ctxguard-XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0)
-    return fmt::format("{}: cannot write next to it ({})", path.string(), std::strerror(errno));
-  const auto fail = [&](std::string_view what) {
-    std::string message = fmt::format("{}: {} ({})", path.string(), what, std::strerror(errno));
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    return message;
+  const auto failed = [&](std::string_view what, const std::error_code& error) {
+    return fmt::format("{}: {} ({})", path.string(), what, error.message());
   };
-  if (const int error = write_all(fd, text); error != 0) {
-    errno = error;
-    return fail("cannot write");
-  }
-  if (::fchmod(fd, exists ? (original.st_mode & 07777) : 0600) != 0)
-    return fail("cannot set its mode");
-  // The owner too, when a user's file is wrapped by root; elsewhere this fails and is fine.
-  if (exists && (::fchown(fd, original.st_uid, original.st_gid) != 0)) errno = 0;
-  if (::fsync(fd) != 0) return fail("cannot write");
-  if (::close(fd) != 0) {
-    ::unlink(temporary.c_str());
-    return fmt::format("{}: cannot write ({})", path.string(), std::strerror(errno));
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string message =
-        fmt::format("{}: cannot replace it ({})", path.string(), std::strerror(errno));
-    ::unlink(temporary.c_str());
-    return message;
+  fs::path temporary;
+  auto file = platform::create_temporary(fs::path(path) += ".ctxguard", temporary);
+  if (!file) return failed("cannot write next to it", file.error());
+  const auto discard = [&](std::string_view what, const std::error_code& error) {
+    file->close();
+    platform::remove_file(temporary);
+    return failed(what, error);
+  };
+  if (const auto error = file->write(text)) return discard("cannot write", error);
+  std::error_code exists_error;
+  const auto error =
+      fs::exists(like, exists_error) ? file->copy_permissions_of(like) : file->restrict_to_owner();
+  if (error) return discard("cannot set its mode", error);
+  if (const auto flushed = file->flush_to_disk()) return discard("cannot write", flushed);
+  if (const auto closed = file->close()) return discard("cannot write", closed);
+  if (const auto replaced = platform::replace_file(temporary, path)) {
+    return discard("cannot replace it", replaced);
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
 #include "run_ctxguard.hpp"
@@ -13,6 +14,8 @@
 using ctxguard::proxy::ChildProcess;
 
 namespace {
+
+boost::asio::io_context io;  // the pipes' streams are only ever used synchronously here
 
 std::string read_all(int fd) {
   std::string text;
@@ -49,18 +52,18 @@ TEST_CASE("child process: a missing command is an error value, not a child") {
 TEST_CASE("child process: stdin and stdout are pipes to the parent") {
   auto child = ChildProcess::spawn({"sh", "-c", "read -r line; echo \"got $line\""});
   REQUIRE(child.has_value());
-  const int in = child->take_stdin();
-  ::write(in, "hello\n", 6);
-  ::close(in);
-  CHECK(read_all(child->take_stdout()) == "got hello\n");
+  auto in = child->take_stdin(io.get_executor());
+  ::write(in.native_handle(), "hello\n", 6);
+  in.close();
+  CHECK(read_all(child->take_stdout(io.get_executor()).release()) == "got hello\n");
   CHECK(child->wait().shell_status() == 0);
 }
 
 TEST_CASE("child process: the child leads its own process group") {
   auto child = ChildProcess::spawn({"sh", "-c", "ps -o pgid= -p $$"});
   REQUIRE(child.has_value());
-  ::close(child->take_stdin());
-  const std::string pgid = read_all(child->take_stdout());
+  child->take_stdin(io.get_executor()).close();
+  const std::string pgid = read_all(child->take_stdout(io.get_executor()).release());
   CHECK(std::stol(pgid) == child->pid());
   child->wait();
 }
@@ -70,9 +73,9 @@ TEST_CASE("child process: only descriptors 0-2 are inherited") {
   REQUIRE(leaked > 2);
   auto child = ChildProcess::spawn({"sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '"});
   REQUIRE(child.has_value());
-  ::close(child->take_stdin());
+  child->take_stdin(io.get_executor()).close();
   // `ls` itself opens one descriptor for the directory it lists: 0 1 2 and that one.
-  const std::string fds = read_all(child->take_stdout());
+  const std::string fds = read_all(child->take_stdout(io.get_executor()).release());
   ::close(leaked);
   CHECK(fds == "0 1 2 3 ");
   child->wait();
@@ -82,8 +85,9 @@ TEST_CASE("child process: ignored signals are reset to default in the child") {
   ::signal(SIGPIPE, SIG_IGN);
   auto child = ChildProcess::spawn({"grep", "SigIgn", "/proc/self/status"});
   REQUIRE(child.has_value());
-  ::close(child->take_stdin());
-  const std::string line = read_all(child->take_stdout());  // "SigIgn:\t0000000000000000\n"
+  child->take_stdin(io.get_executor()).close();
+  const std::string line =
+      read_all(child->take_stdout(io.get_executor()).release());  // "SigIgn:\t0000000000000000\n"
   REQUIRE(line.rfind("SigIgn:", 0) == 0);
   const unsigned long long ignored = std::stoull(line.substr(7), nullptr, 16);
   CHECK((ignored & (1ull << (SIGPIPE - 1))) == 0);
@@ -95,7 +99,7 @@ TEST_CASE("child process: destroying the owner kills the whole group") {
   {
     auto child = ChildProcess::spawn({"sh", "-c", "sleep 300 & sleep 301"});
     REQUIRE(child.has_value());
-    pgid = child->pid();
+    pgid = static_cast<pid_t>(child->pid());
     CHECK(child->group_alive());
   }
   // SIGKILL is delivered before kill() returns, but the background sleep is only marked dead
@@ -108,7 +112,7 @@ TEST_CASE("child process: try_wait does not block while the child runs") {
   auto child = ChildProcess::spawn({"sleep", "300"});
   REQUIRE(child.has_value());
   CHECK_FALSE(child->try_wait());
-  child->signal_group(SIGKILL);
+  child->stop(ctxguard::proxy::StopLevel::kKill);
   CHECK(child->wait().signal == SIGKILL);
   CHECK(child->try_wait());  // stays known after reaping
 }

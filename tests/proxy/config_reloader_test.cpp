@@ -2,8 +2,6 @@
 // refused, SIGHUP's reload_now reads at once, a vanished file keeps what runs.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "proxy/config_reloader.hpp"
+#include "support/platform_file.hpp"
 
 namespace asio = boost::asio;
 using ctxguard::config::ConfigSources;
@@ -25,9 +24,9 @@ namespace {
 
 struct ReloadRig {
   ReloadRig() {
-    path =
-        std::filesystem::temp_directory_path() / ("ctxguard-reload-" + std::to_string(::getpid()) +
-                                                  "-" + std::to_string(++serial) + ".yaml");
+    path = std::filesystem::temp_directory_path() /
+           ("ctxguard-reload-" + std::to_string(ctxguard::platform::process_id()) + "-" +
+            std::to_string(++serial) + ".yaml");
     write("tokenBudget: 4000\n");
     ConfigSources sources;
     sources.file_path = path.string();

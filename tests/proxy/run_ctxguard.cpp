@@ -1,5 +1,7 @@
 #include "run_ctxguard.hpp"
 
+#include <boost/asio/io_context.hpp>
+
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -71,8 +73,10 @@ ProxyRun run_ctxguard(const std::vector<std::string>& server, const ProxyOptions
 
   auto child = proxy::ChildProcess::spawn(argv);
   if (!child) throw std::runtime_error("cannot start ctxguard: " + child.error().message());
-  const int in = child->take_stdin();
-  const int out = child->take_stdout();
+  // The pipes are used synchronously here: their descriptors are taken back from the streams.
+  boost::asio::io_context io;
+  const int in = child->take_stdin(io.get_executor()).release();
+  const int out = child->take_stdout(io.get_executor()).release();
 
   // The writer runs beside the reader so neither side of a full pipe can block the other.
   std::thread writer([&] {
@@ -92,14 +96,14 @@ ProxyRun run_ctxguard(const std::vector<std::string>& server, const ProxyOptions
   while (true) {
     if (std::chrono::steady_clock::now() > deadline) {
       run.timed_out = true;
-      child->signal_group(SIGKILL);
+      child->stop(ctxguard::proxy::StopLevel::kKill);
       break;
     }
     if (!started_seen) {
       const std::string log = read_file(log_path);
       if (server_pid(log) > 0) {
         started_seen = true;
-        options.once_started(log, child->pid());
+        options.once_started(log, static_cast<pid_t>(child->pid()));
       }
     }
     pollfd fd{out, POLLIN, 0};

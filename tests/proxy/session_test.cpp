@@ -1,4 +1,4 @@
-// A whole Session driven through pipes, with a fake server process and signals delivered by
+// A whole Session driven through pipes, with a fake server process and system requests delivered by
 // hand: no process is spawned. Each test runs the io_context until what it expects has
 // happened, within a limit, and reads what the session wrote to each peer.
 
@@ -19,8 +19,6 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
@@ -43,6 +41,8 @@ namespace json = boost::json;
 using ctxguard::proxy::ExitStatus;
 using ctxguard::proxy::Phase;
 using ctxguard::proxy::SessionEvent;
+using ctxguard::proxy::StopLevel;
+using ctxguard::proxy::SystemRequest;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 
@@ -137,17 +137,18 @@ class FakeServer final : public ctxguard::proxy::ServerProcess {
   }
 
   bool obeys_sigterm = true;
-  std::vector<int> signals;  // sent to its group, in order
+  std::vector<StopLevel> stops;  // asked of its tree, in order
 
-  pid_t pid() const override { return 4242; }
+  ctxguard::proxy::ProcessId pid() const override { return 4242; }
   std::optional<ExitStatus> try_wait() override {
     if (ended_) exit_ = ended_;
     return exit_;
   }
   const std::optional<ExitStatus>& exit_status() const override { return exit_; }
-  void signal_group(int signal) override {
-    signals.push_back(signal);
-    if (signal == SIGKILL || (signal == SIGTERM && obeys_sigterm)) end(killed(signal));
+  void stop(StopLevel level) override {
+    stops.push_back(level);
+    if (level == StopLevel::kKill) end(killed(SIGKILL));
+    if (level == StopLevel::kTerminate && obeys_sigterm) end(killed(SIGTERM));
   }
   bool group_alive() const override { return !ended_; }
 
@@ -194,13 +195,12 @@ class Harness {
   // The server exits and the session hears of it.
   void server_exits(const ExitStatus& status) {
     server.end(status);
-    session.on_signal(SIGCHLD);
+    session.on_request(SystemRequest::kServerChanged);
   }
 
  private:
   ctxguard::config::Settings settings_;
   asio::io_context io_;
-  asio::signal_set signals_{io_};  // holds none: the tests deliver signals with on_signal
   Pipe client_in_ = make_pipe();
   Pipe client_out_ = make_pipe();
   Pipe server_in_ = make_pipe();
@@ -214,15 +214,14 @@ class Harness {
   FakeServer server{std::move(server_out_.write)};
   std::vector<Phase> phases;
   bool client_output_closed = false;
-  ctxguard::proxy::Session session{io_,         settings_, streams(), server,
-                                   interceptor, signals_,  hooks()};
+  ctxguard::proxy::Session session{io_, settings_, streams(), server, interceptor, hooks()};
 
  private:
   ctxguard::proxy::SessionStreams streams() {
-    return {asio::posix::stream_descriptor(io_, client_in_.read.release()),
-            asio::posix::stream_descriptor(io_, client_out_.write.release()),
-            asio::posix::stream_descriptor(io_, server_in_.write.release()),
-            asio::posix::stream_descriptor(io_, server_out_.read.release()),
+    return {ctxguard::proxy::ByteStream(io_, client_in_.read.release()),
+            ctxguard::proxy::ByteStream(io_, client_out_.write.release()),
+            ctxguard::proxy::ByteStream(io_, server_in_.write.release()),
+            ctxguard::proxy::ByteStream(io_, server_out_.read.release()),
             [this] { client_output_closed = true; }};
   }
   ctxguard::proxy::Session::Hooks hooks() {
@@ -271,7 +270,7 @@ TEST_CASE(
   CHECK(h.client.lines() == std::vector<std::string>{R"({"jsonrpc":"2.0","id":7,"result":{}})"});
   CHECK(h.phases ==
         std::vector{Phase::kServerExited, Phase::kFinishing, Phase::kDelivered, Phase::kDone});
-  CHECK(h.server.signals.empty());  // it exited on its own within the shutdown timeout
+  CHECK(h.server.stops.empty());  // it exited on its own within the shutdown timeout
   CHECK(h.session.exit_status() == 0);
 }
 
@@ -326,7 +325,7 @@ TEST_CASE("session: a server that closes its output but runs on is stopped, its 
   // After a grace for its exit to be seen: its input closed, then SIGTERM (which it obeys).
   REQUIRE(h.run_until([&] { return h.server_reads.ended(); }));
   REQUIRE(h.run_until(Phase::kDone));
-  CHECK(h.server.signals == std::vector{SIGTERM});
+  CHECK(h.server.stops == std::vector{StopLevel::kTerminate});
   CHECK(h.phases ==
         std::vector{Phase::kServerMute, Phase::kFinishing, Phase::kDelivered, Phase::kDone});
   REQUIRE(h.run_until([&] { return h.client.ended(); }));
@@ -343,10 +342,11 @@ TEST_CASE("session: SIGTERM goes to the server's group, and one that ignores it 
   settings.lifecycle.kill_timeout = 100ms;
   Harness h(settings);
   h.server.obeys_sigterm = false;
-  h.session.on_signal(SIGTERM);
+  h.session.on_request(SystemRequest::kTerminate);
   REQUIRE(h.run_until(Phase::kDone));
   // Passed on at once, again when the grace (the kill timeout) is over, then SIGKILL.
-  CHECK(h.server.signals == std::vector{SIGTERM, SIGTERM, SIGKILL});
+  CHECK(h.server.stops ==
+        std::vector{StopLevel::kTerminate, StopLevel::kTerminate, StopLevel::kKill});
   CHECK(h.session.exit_status() == 128 + SIGKILL);
 }
 
@@ -367,7 +367,7 @@ TEST_CASE("session: an output held open after the server's exit is given up at a
   Harness h(settings);
   h.server.end(exited(0), FakeServer::Output::kHeldOpen);
   const auto exited_at = std::chrono::steady_clock::now();
-  h.session.on_signal(SIGCHLD);
+  h.session.on_request(SystemRequest::kServerChanged);
   CHECK(h.session.phase() == Phase::kServerExited);
   REQUIRE(h.run_until(Phase::kDone));
   // The kill timeout and 500 ms more.
@@ -385,9 +385,9 @@ TEST_CASE("session: SIGTERM while lingering ends the linger at once") {
   REQUIRE(h.run_until(Phase::kDelivered));
   REQUIRE(h.run_until([&] { return h.client.ended(); }));  // the client is not kept waiting
   CHECK(h.session.phase() == Phase::kDelivered);           // lingering
-  h.session.on_signal(SIGTERM);
+  h.session.on_request(SystemRequest::kTerminate);
   REQUIRE(h.run_until(Phase::kDone, 5s));
-  CHECK(h.server.signals.empty());  // it was gone already: nothing passed on
+  CHECK(h.server.stops.empty());  // it was gone already: nothing passed on
 }
 
 TEST_CASE("session: the server ends once it both exited and closed its output, either first") {

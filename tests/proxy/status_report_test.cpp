@@ -1,7 +1,5 @@
 #include "proxy/status_report.hpp"
 
-#include <signal.h>
-
 #include <chrono>
 #include <string>
 
@@ -63,7 +61,7 @@ TEST_CASE("status report: /health is 200 while the server runs, 503 naming its e
   CHECK(json::parse(up.body).at("status").as_string() == "ok");
 
   session.client_connected = false;
-  session.server_exit = ctxguard::proxy::ExitStatus{.code = 0, .signal = SIGKILL};
+  session.server_exit = ctxguard::proxy::ExitStatus{.code = 0, .signal = 9};
   const auto down = parts.report.answer("/health", session);
   CHECK(down.status == 503);
   const json::value body = json::parse(down.body);

@@ -1,7 +1,13 @@
+// The server process on Linux and macOS (proxy/child_process.hpp): posix_spawnp into a new
+// process group, signals to the group.
+//
+// CTXGUARD_PORTABLE_POSIX makes a Linux build take the code macOS takes (no pipe2, no
+// subreaper), so that path runs in this project's tests (scripts/test-sanitized.sh).
 #include "proxy/child_process.hpp"
 
 #include <fcntl.h>
-#if defined(__linux__)
+#if defined(__linux__) && !defined(CTXGUARD_PORTABLE_POSIX)
+#define CTXGUARD_LINUX_EXTRAS 1
 #include <sys/prctl.h>
 #endif
 #include <signal.h>
@@ -17,6 +23,19 @@
 extern char** environ;
 
 namespace ctxguard::proxy {
+
+struct ChildProcess::Native {
+  pid_t pid = -1;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  std::optional<ExitStatus> exit;
+
+  std::optional<ExitStatus> reap(int waitpid_options);
+  void signal_group(int signal) const {
+    if (pid > 0) ::kill(-pid, signal);
+  }
+};
+
 namespace {
 
 std::error_code last_error() { return {errno, std::system_category()}; }
@@ -25,7 +44,7 @@ std::error_code last_error() { return {errno, std::system_category()}; }
 // clears the flag on the copy only.
 Result<std::array<int, 2>> cloexec_pipe() {
   std::array<int, 2> fds{-1, -1};
-#if defined(__linux__)
+#if defined(CTXGUARD_LINUX_EXTRAS)
   if (::pipe2(fds.data(), O_CLOEXEC) != 0) return last_error();
 #else
   // Single-threaded at start-up, so there is no window for another thread's exec to inherit these.
@@ -38,6 +57,18 @@ Result<std::array<int, 2>> cloexec_pipe() {
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
+}
+
+int signal_of(StopLevel level) {
+  switch (level) {
+    case StopLevel::kInterrupt:
+      return SIGINT;
+    case StopLevel::kTerminate:
+      return SIGTERM;
+    case StopLevel::kKill:
+      break;
+  }
+  return SIGKILL;
 }
 
 // RAII for the posix_spawn attribute objects.
@@ -57,6 +88,18 @@ struct SpawnSetup {
 };
 
 }  // namespace
+
+std::string_view to_string(StopLevel level) {
+  switch (level) {
+    case StopLevel::kInterrupt:
+      return "SIGINT";
+    case StopLevel::kTerminate:
+      return "SIGTERM";
+    case StopLevel::kKill:
+      break;
+  }
+  return "SIGKILL";
+}
 
 std::string ExitStatus::describe() const {
   if (signal) {
@@ -120,73 +163,81 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
     ::close(parent_stdout);
     return std::error_code(error, std::system_category());
   }
-  return ChildProcess(pid, parent_stdin, parent_stdout);
+  auto native = std::make_unique<Native>();
+  native->pid = pid;
+  native->stdin_fd = parent_stdin;
+  native->stdout_fd = parent_stdout;
+  return ChildProcess(std::move(native));
 }
 
-ChildProcess::ChildProcess(pid_t pid, int stdin_fd, int stdout_fd)
-    : pid_(pid), stdin_fd_(stdin_fd), stdout_fd_(stdout_fd) {}
+ChildProcess::ChildProcess(std::unique_ptr<Native> native) : native_(std::move(native)) {}
 
-ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      stdin_fd_(std::exchange(other.stdin_fd_, -1)),
-      stdout_fd_(std::exchange(other.stdout_fd_, -1)),
-      exit_(other.exit_) {}
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept = default;
 
 ChildProcess::~ChildProcess() {
-  close_fd(stdin_fd_);
-  close_fd(stdout_fd_);
-  if (pid_ <= 0) return;
-  if (!exit_ || group_alive()) signal_group(SIGKILL);
-  if (!exit_) {
+  if (!native_) return;  // moved from
+  Native& child = *native_;
+  close_fd(child.stdin_fd);
+  close_fd(child.stdout_fd);
+  if (child.pid <= 0) return;
+  if (!child.exit || group_alive()) child.signal_group(SIGKILL);
+  if (!child.exit) {
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
 }
 
-int ChildProcess::take_stdin() { return std::exchange(stdin_fd_, -1); }
-int ChildProcess::take_stdout() { return std::exchange(stdout_fd_, -1); }
+ProcessId ChildProcess::pid() const { return native_->pid; }
 
-void ChildProcess::signal_group(int signal) {
-  if (pid_ > 0) ::kill(-pid_, signal);
+ByteStream ChildProcess::take_stdin(const boost::asio::any_io_executor& executor) {
+  return ByteStream(executor, std::exchange(native_->stdin_fd, -1));
 }
 
-bool ChildProcess::group_alive() const { return pid_ > 0 && ::kill(-pid_, 0) == 0; }
+ByteStream ChildProcess::take_stdout(const boost::asio::any_io_executor& executor) {
+  return ByteStream(executor, std::exchange(native_->stdout_fd, -1));
+}
 
-std::optional<ExitStatus> ChildProcess::try_wait() { return reap(WNOHANG); }
+void ChildProcess::stop(StopLevel level) { native_->signal_group(signal_of(level)); }
+
+bool ChildProcess::group_alive() const { return native_->pid > 0 && ::kill(-native_->pid, 0) == 0; }
+
+std::optional<ExitStatus> ChildProcess::try_wait() { return native_->reap(WNOHANG); }
+
+const std::optional<ExitStatus>& ChildProcess::exit_status() const { return native_->exit; }
 
 ExitStatus ChildProcess::wait() {
-  auto status = reap(0);
+  auto status = native_->reap(0);
   return status ? *status : ExitStatus{};
 }
 
-std::optional<ExitStatus> ChildProcess::reap(int options) {
-  if (pid_ <= 0) return exit_;
-  // Reap every exited member of the group, not just the leader: ctxguard is a subreaper, so
-  // orphans of the server become our children, and unreaped they would look alive forever.
-  pid_t target = -pid_;
+std::optional<ExitStatus> ChildProcess::Native::reap(int options) {
+  if (pid <= 0) return exit;
+  // Reap every exited member of the group, not just the leader: ctxguard is a subreaper on
+  // Linux, so orphans of the server become our children, and unreaped they would look alive.
+  pid_t target = -pid;
   while (true) {
     int status = 0;
-    const pid_t reaped = ::waitpid(target, &status, exit_ ? WNOHANG : options);
+    const pid_t reaped = ::waitpid(target, &status, exit ? WNOHANG : options);
     if (reaped < 0 && errno == EINTR) continue;
-    if (reaped < 0 && errno == ECHILD && !exit_ && target != pid_) {
-      target = pid_;  // the leader moved to another group; wait for it by pid
+    if (reaped < 0 && errno == ECHILD && !exit && target != pid) {
+      target = pid;  // the leader moved to another group; wait for it by pid
       continue;
     }
     if (reaped <= 0) break;
-    if (reaped != pid_) continue;
+    if (reaped != pid) continue;
     if (WIFSIGNALED(status)) {
-      exit_ = ExitStatus{0, WTERMSIG(status)};
+      exit = ExitStatus{0, WTERMSIG(status)};
     } else {
-      exit_ = ExitStatus{WEXITSTATUS(status), std::nullopt};
+      exit = ExitStatus{WEXITSTATUS(status), std::nullopt};
     }
-    target = -pid_;
+    target = -pid;
   }
-  return exit_;
+  return exit;
 }
 
 void become_subreaper() {
-#if defined(__linux__)
+#if defined(CTXGUARD_LINUX_EXTRAS)
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
 }
