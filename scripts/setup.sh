@@ -18,6 +18,12 @@ packages=(
   # clang, its sanitizer and libFuzzer runtimes, llvm-symbolizer for readable reports.
   clang libclang-rt-14-dev llvm
   clang-format  # scripts/check-sources.sh: every source formatted as .clang-format says
+  # scripts/check-libcxx.sh: every source compiled against LLVM's libc++, as on macOS; jq reads
+  # the compile commands.
+  clang-16 libc++-16-dev libc++abi-16-dev jq
+  # scripts/test-windows.sh: the MinGW-w64 cross compiler and Wine to run what it builds;
+  # scripts/build-windows-deps.sh unpacks Debian source packages with dpkg-source.
+  g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev wine64 dpkg-dev xz-utils
   # A real PostgreSQL for server-postgres in the e2e tests (tests/e2e/lib/postgres.mjs starts a
   # scratch cluster of its own and stops it; the package's default cluster is not used).
   postgresql-15

@@ -207,6 +207,9 @@ TEST_CASE("double chars: format_double writes std::to_chars's bytes for random d
     std::string first;
     for (int i = 0; i < kValuesPerKind; ++i) {
       const double value = kind.make(random);
+      // Every caller writes NaN its own way before asking (null, NaN), and the libraries spell
+      // it differently (MSVC: -nan(ind)); the first test case pins format_double's spelling.
+      if (std::isnan(value)) continue;
       std::array<char, 64> expected{};
       const auto end = std::to_chars(expected.data(), expected.data() + expected.size(), value).ptr;
       const std::string_view standard(expected.data(),
