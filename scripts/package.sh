@@ -9,8 +9,38 @@
 #                                     it, or $CTXGUARD_BUILD_DIR)
 #
 # Install the package with: apt install ./OUTDIR/ctxguard_VERSION_ARCH.deb
+#
+#   scripts/package.sh --windows    the Windows .zip of build-windows/ (scripts/test-windows.sh
+#                                     builds it, or $CTXGUARD_WINDOWS_BUILD_DIR): ctxguard.exe, the
+#                                     README, the default configuration and the docs, checked by
+#                                     running the unpacked ctxguard.exe under wine64
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [[ "${1:-}" == --windows ]]; then
+  build="${CTXGUARD_WINDOWS_BUILD_DIR:-$repo/build-windows}"
+  version="$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")"
+  name="ctxguard-$version-windows-x86_64"
+  stage="$(mktemp -d)"
+  trap 'rm -rf "$stage"' EXIT
+  mkdir -p "$stage/$name/docs"
+  cp "$build/ctxguard.exe" "$repo/README.md" "$repo/CHANGELOG.md" "$repo/config/ctxguard.yaml" \
+     "$stage/$name/"
+  cp "$repo"/docs/*.md "$stage/$name/docs/"
+  x86_64-w64-mingw32-strip "$stage/$name/ctxguard.exe"
+  mkdir -p "$build/package"
+  zip="$build/package/$name.zip"
+  rm -f "$zip"
+  (cd "$stage" && cmake -E tar cf "$zip" --format=zip "$name")
+  # The check: unpacked anew, the .exe reports this version.
+  mkdir "$stage/check" && (cd "$stage/check" && cmake -E tar xf "$zip")
+  wine64="$(sed -n 's/^CTXGUARD_WINE64:FILEPATH=//p' "$build/CMakeCache.txt")"
+  said="$(WINEDEBUG=-all "$wine64" "$stage/check/$name/ctxguard.exe" --version </dev/null 2>/dev/null)"
+  [[ "$said" == "ctxguard $version"* ]] || { echo "package: $zip: --version says '$said'" >&2; exit 1; }
+  echo "$zip ($(($(stat -c %s "$zip") / 1024)) KiB)"
+  exit 0
+fi
+
 build="${CTXGUARD_BUILD_DIR:-$repo/build}"
 out="$(mkdir -p "${1:-$build/package}" && cd "${1:-$build/package}" && pwd)"
 

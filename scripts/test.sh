@@ -3,9 +3,11 @@
 # it: scripts/check-sources.sh), builds, and runs every test through CTest: unit tests, relay and
 # lifecycle tests of the real binary, and the end-to-end tests with the real MCP SDK client
 # against real MCP servers; the Debian package and the container image (scripts/package.sh,
-# scripts/container-build.sh); then all of it again built with clang under AddressSanitizer and
-# UndefinedBehaviorSanitizer, with each libFuzzer target run for a bounded time
-# (scripts/test-sanitized.sh). Exits non-zero on any failure or sanitizer report.
+# scripts/container-build.sh); every source against libc++ (scripts/check-libcxx.sh); the
+# Windows build under Wine (scripts/test-windows.sh); then all of it again built with clang under
+# AddressSanitizer and UndefinedBehaviorSanitizer, taking the POSIX path macOS takes, with each
+# libFuzzer target run for a bounded time (scripts/test-sanitized.sh). Exits non-zero on any
+# failure or sanitizer report.
 #
 #   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R relay]
 set -euo pipefail
@@ -20,5 +22,10 @@ ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
 # (podman) and its image checked, or its build step without the engine where podman cannot run.
 "$repo/scripts/package.sh"
 "$repo/scripts/container-build.sh"
+# macOS-ready: every source compiled against LLVM's libc++ (docs/architecture.md, Platforms).
+"$repo/scripts/check-libcxx.sh"
+# Windows: the whole tree cross-built with MinGW-w64, its unit tests and the end-to-end test of
+# ctxguard.exe under Wine, then the .zip, checked.
+"$repo/scripts/test-windows.sh"
 # The same suite again under ASan + UBSan, plus a bounded run of every fuzz target.
 "$repo/scripts/test-sanitized.sh" "$@"

@@ -104,7 +104,7 @@ std::string big_text(std::int64_t lines) {
 }
 
 // Starts this program again with --heartbeat FILE; its process id, or -1.
-long spawn_heartbeat(const std::string& self_path, const std::string& file) {
+long spawn_heartbeat([[maybe_unused]] const std::string& self_path, const std::string& file) {
 #if defined(_WIN32)
   std::wstring self(MAX_PATH, L'\0');
   self.resize(::GetModuleFileNameW(nullptr, self.data(), static_cast<DWORD>(self.size())));
@@ -191,7 +191,27 @@ json::value answer(const std::string& method, const json::object& params, const 
 
 }  // namespace
 
+#if defined(_WIN32)
+// The arguments as the C runtime splits them (cmd.exe passes `""` for a quote, which
+// CommandLineToArgvW reads otherwise), in UTF-8 rather than the ANSI code page.
+int serve(int argc, char** argv);
+int wmain(int argc, wchar_t** wide_argv) {
+  std::vector<std::string> arguments;
+  for (int i = 0; i < argc; ++i) {
+    const int size =
+        ::WideCharToMultiByte(CP_UTF8, 0, wide_argv[i], -1, nullptr, 0, nullptr, nullptr);
+    std::string arg(static_cast<std::size_t>(size > 0 ? size - 1 : 0), '\0');
+    ::WideCharToMultiByte(CP_UTF8, 0, wide_argv[i], -1, arg.data(), size, nullptr, nullptr);
+    arguments.push_back(std::move(arg));
+  }
+  std::vector<char*> argv;
+  for (std::string& arg : arguments) argv.push_back(arg.data());
+  return serve(argc, argv.data());
+}
+int serve(int argc, char** argv) {
+#else
 int main(int argc, char** argv) {
+#endif
 #if defined(_WIN32)
   // The protocol is bytes: no CRLF for LF on the way out.
   _setmode(_fileno(stdout), _O_BINARY);

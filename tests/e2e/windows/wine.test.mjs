@@ -103,7 +103,11 @@ describe('ctxguard.exe under Wine', { skip }, () => {
   it('starts a .cmd server through cmd.exe, its arguments unchanged', async () => {
     const script = path.join(scratch, 'server.cmd');
     fs.writeFileSync(script, `@"${windowsPath(TEST_SERVER)}" %*\r\n`);
-    const args = ['plain', 'two words', 'quote"inside', '100%', '%PATH%', 'a&b|c', 'trailing\\'];
+    // Wine's cmd.exe expands %VAR% again inside what a batch file's %* gave it (Windows' does
+    // not): there the `%` cases run only natively; the command line itself is checked exactly
+    // in tests/proxy/windows_command_test.cpp.
+    const percent = native ? ['100%', '%PATH%'] : [];
+    const args = ['plain', 'two words', 'quote"inside', ...percent, 'a&b|c', 'trailing\\', 'é ü'];
     const through = await connectDirect(proxied(script, args));
     const argv = JSON.parse(textOf(await call(through, 'argv')));
     assert.deepEqual(argv.slice(1), args);
