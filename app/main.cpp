@@ -109,7 +109,12 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Anything thrown here is a bug or resource exhaustion at start-up: one line, a clear status.
   try {
-    return run(argc, argv);
+    // UTF-8 on every platform (Windows: from the UTF-16 command line, not the ANSI code page).
+    std::vector<std::string> arguments = ctxguard::platform::utf8_arguments(argc, argv);
+    std::vector<char*> utf8_argv;
+    for (std::string& argument : arguments) utf8_argv.push_back(argument.data());
+    utf8_argv.push_back(nullptr);
+    return run(static_cast<int>(arguments.size()), utf8_argv.data());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ctxguard: internal error: %s\n", error.what());
   } catch (...) {

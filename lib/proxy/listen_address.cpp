@@ -86,6 +86,11 @@ std::variant<ListenAddress, std::string> parse_listen_address(std::string_view t
   if (bracketed && !result.address.is_v6()) {
     return problem(text, "only IPv6 addresses go in brackets");
   }
+  // Winsock also reads "1.2.3" and "1.2" as IPv4 addresses; only the dotted quad is meant.
+  if (result.address.is_v4() && std::count(host.begin(), host.end(), '.') != 3) {
+    return problem(text,
+                   fmt::format("'{}' is not an IP address (an IPv4 address has four parts)", host));
+  }
   return result;
 }
 

@@ -16,8 +16,10 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "support/error.hpp"
 
@@ -92,6 +94,10 @@ std::int64_t process_id();
 // _NSGetExecutablePath, GetModuleFileNameW), else from `argv0` as a shell found it (a path, or
 // a name looked up on PATH). nullopt when neither says.
 std::optional<std::filesystem::path> executable_path(std::string_view argv0);
+
+// The command line as UTF-8 strings: `argv` itself on POSIX; on Windows the UTF-16 command line
+// (GetCommandLineW) converted, so that no argument passes through the ANSI code page.
+std::vector<std::string> utf8_arguments(int argc, char** argv);
 
 // Removes `name` from this process's environment, so children do not inherit it.
 void unset_environment(const char* name);

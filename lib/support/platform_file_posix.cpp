@@ -211,6 +211,8 @@ std::optional<fs::path> executable_path(std::string_view argv0) {
   return path_from_argv0(argv0);
 }
 
+std::vector<std::string> utf8_arguments(int argc, char** argv) { return {argv, argv + argc}; }
+
 void unset_environment(const char* name) { ::unsetenv(name); }
 
 }  // namespace ctxguard::platform

@@ -1,6 +1,8 @@
 // The file layer on Windows (support/platform_file.hpp). Files are opened with CreateFileW
 // (UTF-16 names, binary, not inheritable), so no C runtime text mode stands in between.
 #include <windows.h>
+// windows.h first: shellapi.h needs its types.
+#include <shellapi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -169,6 +171,21 @@ std::optional<fs::path> executable_path(std::string_view argv0) {
   fs::path path = fs::absolute(fs::path(argv0), error);
   if (argv0.empty() || error) return std::nullopt;
   return path;
+}
+
+std::vector<std::string> utf8_arguments(int argc, char** argv) {
+  int count = 0;
+  LPWSTR* wide = ::CommandLineToArgvW(::GetCommandLineW(), &count);
+  if (wide == nullptr) return {argv, argv + argc};
+  std::vector<std::string> arguments;
+  for (int i = 0; i < count; ++i) {
+    const int size = ::WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, nullptr, 0, nullptr, nullptr);
+    std::string argument(static_cast<std::size_t>(size > 0 ? size - 1 : 0), '\0');
+    ::WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, argument.data(), size, nullptr, nullptr);
+    arguments.push_back(std::move(argument));
+  }
+  ::LocalFree(wide);
+  return arguments;
 }
 
 // _putenv_s with an empty value removes the variable from the C runtime's copy and from the

@@ -80,12 +80,14 @@ TEST_CASE("client files: a file named by path is JSON or TOML by its name, else 
 }
 
 TEST_CASE("client files: this machine's platform comes from the environment") {
-  const std::map<std::string, std::string> variables{{"HOME", "/home/bo"}, {"CODEX_HOME", "/c"}};
+  // HOME on POSIX, USERPROFILE on Windows: both given, the platform reads its own.
+  const std::map<std::string, std::string> variables{
+      {"HOME", "/home/bo"}, {"USERPROFILE", "/home/bo"}, {"CODEX_HOME", "/c"}};
   const Platform here = Platform::current([&](const char* name) -> const char* {
     const auto found = variables.find(name);
     return found == variables.end() ? nullptr : found->second.c_str();
   });
-  CHECK(here.home == "/home/bo");
-  CHECK(here.config_home == "/home/bo/.config");
+  CHECK(here.home == fs::path("/home/bo"));
+  CHECK(here.config_home == fs::path("/home/bo") / ".config");
   CHECK(here.codex_home == fs::path("/c"));
 }
