@@ -15,7 +15,7 @@ using ctxguard::proxy::ChildProcess;
 
 namespace {
 
-boost::asio::io_context io;  // the pipes' streams are only ever used synchronously here
+boost::asio::io_context blocking_io;  // the pipes' streams are only ever used synchronously here
 
 std::string read_all(int fd) {
   std::string text;
@@ -52,18 +52,18 @@ TEST_CASE("child process: a missing command is an error value, not a child") {
 TEST_CASE("child process: stdin and stdout are pipes to the parent") {
   auto child = ChildProcess::spawn({"sh", "-c", "read -r line; echo \"got $line\""});
   REQUIRE(child.has_value());
-  auto in = child->take_stdin(io.get_executor());
+  auto in = child->take_stdin(blocking_io.get_executor());
   ::write(in.native_handle(), "hello\n", 6);
   in.close();
-  CHECK(read_all(child->take_stdout(io.get_executor()).release()) == "got hello\n");
+  CHECK(read_all(child->take_stdout(blocking_io.get_executor()).release()) == "got hello\n");
   CHECK(child->wait().shell_status() == 0);
 }
 
 TEST_CASE("child process: the child leads its own process group") {
   auto child = ChildProcess::spawn({"sh", "-c", "ps -o pgid= -p $$"});
   REQUIRE(child.has_value());
-  child->take_stdin(io.get_executor()).close();
-  const std::string pgid = read_all(child->take_stdout(io.get_executor()).release());
+  child->take_stdin(blocking_io.get_executor()).close();
+  const std::string pgid = read_all(child->take_stdout(blocking_io.get_executor()).release());
   CHECK(std::stol(pgid) == child->pid());
   child->wait();
 }
@@ -73,9 +73,9 @@ TEST_CASE("child process: only descriptors 0-2 are inherited") {
   REQUIRE(leaked > 2);
   auto child = ChildProcess::spawn({"sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '"});
   REQUIRE(child.has_value());
-  child->take_stdin(io.get_executor()).close();
+  child->take_stdin(blocking_io.get_executor()).close();
   // `ls` itself opens one descriptor for the directory it lists: 0 1 2 and that one.
-  const std::string fds = read_all(child->take_stdout(io.get_executor()).release());
+  const std::string fds = read_all(child->take_stdout(blocking_io.get_executor()).release());
   ::close(leaked);
   CHECK(fds == "0 1 2 3 ");
   child->wait();
@@ -85,9 +85,9 @@ TEST_CASE("child process: ignored signals are reset to default in the child") {
   ::signal(SIGPIPE, SIG_IGN);
   auto child = ChildProcess::spawn({"grep", "SigIgn", "/proc/self/status"});
   REQUIRE(child.has_value());
-  child->take_stdin(io.get_executor()).close();
-  const std::string line =
-      read_all(child->take_stdout(io.get_executor()).release());  // "SigIgn:\t0000000000000000\n"
+  child->take_stdin(blocking_io.get_executor()).close();
+  const std::string line = read_all(
+      child->take_stdout(blocking_io.get_executor()).release());  // "SigIgn:\t0000000000000000\n"
   REQUIRE(line.rfind("SigIgn:", 0) == 0);
   const unsigned long long ignored = std::stoull(line.substr(7), nullptr, 16);
   CHECK((ignored & (1ull << (SIGPIPE - 1))) == 0);

@@ -10,35 +10,22 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "posix_pipe.hpp"
+
 namespace asio = boost::asio;
 using ctxguard::proxy::MessageWriter;
+using ctxguard::test::make_pipe;
+using ctxguard::test::Pipe;
+using ctxguard::test::read_available;
 
 namespace {
 
 // A real pipe: the writer gets the write end, the test reads the other end by hand.
-struct Pipe {
-  int read_end = -1;
-  int write_end = -1;
-  Pipe() {
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    read_end = fds[0];
-    write_end = fds[1];
-    ::fcntl(read_end, F_SETFL, O_NONBLOCK);
-  }
-  ~Pipe() {
-    if (read_end >= 0) ::close(read_end);
-  }
-  std::string drain() const {
-    std::string text;
-    char buffer[65536];
-    ssize_t n = 0;
-    while ((n = ::read(read_end, buffer, sizeof buffer)) > 0) {
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    return text;
-  }
-};
+Pipe pipe_read_by_hand() {
+  Pipe pipe = make_pipe();
+  ::fcntl(pipe.read.get(), F_SETFL, O_NONBLOCK);
+  return pipe;
+}
 
 std::string message(int i) { return std::to_string(i) + ":" + std::string(10 * 1024, 'm'); }
 
@@ -46,8 +33,8 @@ std::string message(int i) { return std::to_string(i) + ":" + std::string(10 * 1
 
 TEST_CASE("message writer: a reader that does not read holds the producer back, nothing is lost") {
   asio::io_context io;
-  Pipe pipe;
-  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write_end), 20 * 1024, "test");
+  Pipe pipe = pipe_read_by_hand();
+  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write.release()), 20 * 1024, "test");
   constexpr int kMessages = 100;
   int queued = 0;
   asio::co_spawn(io, writer.run(), asio::detached);
@@ -69,13 +56,13 @@ TEST_CASE("message writer: a reader that does not read holds the producer back, 
 
   std::string received;
   while (!io.stopped()) {
-    received += pipe.drain();
+    received += read_available(pipe.read);
     if (io.poll() == 0 && queued == kMessages) {
-      received += pipe.drain();
+      received += read_available(pipe.read);
       if (io.poll() == 0) break;
     }
   }
-  received += pipe.drain();
+  received += read_available(pipe.read);
   CHECK(queued == kMessages);
   std::string expected;
   for (int i = 0; i < kMessages; ++i) expected += message(i) + "\n";
@@ -85,11 +72,10 @@ TEST_CASE("message writer: a reader that does not read holds the producer back, 
 
 TEST_CASE("message writer: when the reader is gone, send reports it and run returns the error") {
   asio::io_context io;
-  Pipe pipe;
-  ::close(pipe.read_end);
-  pipe.read_end = -1;
+  Pipe pipe = make_pipe();
+  pipe.read.close();
   ::signal(SIGPIPE, SIG_IGN);
-  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write_end), 1024, "gone");
+  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write.release()), 1024, "gone");
   boost::system::error_code result;
   bool second_sent = true;
   asio::co_spawn(
@@ -110,8 +96,8 @@ TEST_CASE("message writer: when the reader is gone, send reports it and run retu
 
 TEST_CASE("message writer: close() lets queued messages out, then ends end-of-file") {
   asio::io_context io;
-  Pipe pipe;
-  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write_end), 1 << 20, "test");
+  Pipe pipe = pipe_read_by_hand();
+  MessageWriter writer(asio::posix::stream_descriptor(io, pipe.write.release()), 1 << 20, "test");
   asio::co_spawn(io, writer.run(), asio::detached);
   asio::co_spawn(
       io,
@@ -125,7 +111,7 @@ TEST_CASE("message writer: close() lets queued messages out, then ends end-of-fi
       },
       asio::detached);
   io.run();
-  CHECK(pipe.drain() == "a\nb\n");
+  CHECK(read_available(pipe.read) == "a\nb\n");
   char byte;
-  CHECK(::read(pipe.read_end, &byte, 1) == 0);  // end-of-file: the writer closed its end
+  CHECK(::read(pipe.read.get(), &byte, 1) == 0);  // end-of-file: the writer closed its end
 }

@@ -24,6 +24,7 @@
 
 #include "config/profile.hpp"
 #include "cursor/cursor_codec.hpp"
+#include "posix_pipe.hpp"
 #include "proxy/child_process.hpp"
 #include "proxy/interceptor.hpp"
 
@@ -43,40 +44,11 @@ using ctxguard::proxy::Phase;
 using ctxguard::proxy::SessionEvent;
 using ctxguard::proxy::StopLevel;
 using ctxguard::proxy::SystemRequest;
+using ctxguard::test::Fd;
+using ctxguard::test::make_pipe;
+using ctxguard::test::Pipe;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
-
-// A descriptor the test owns, closed when it goes.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd& operator=(Fd&&) = delete;
-  ~Fd() { close(); }
-
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-struct Pipe {
-  Fd read;
-  Fd write;
-};
-
-Pipe make_pipe() {
-  int fds[2];
-  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-  return {Fd(fds[0]), Fd(fds[1])};
-}
 
 void write_line(const Fd& fd, std::string_view line) {
   const std::string text = std::string(line) + '\n';
