@@ -14,18 +14,35 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_BUILD_DIR:-$repo/build}"
 
-"$repo/scripts/setup.sh"
-"$repo/scripts/check-sources.sh"
-"$repo/scripts/build.sh"
-ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
+# Each step's time on stderr, and all of them at the end: CI allows 90 minutes and this run is
+# to stay under 45 on its 2 cores.
+steps=()
+run_start="$(date +%s)"
+step() {  # step NAME COMMAND...: runs it and records how long it took
+  local name="$1" start
+  shift
+  start="$(date +%s)"
+  "$@"
+  steps+=("$(printf '%-16s %5d s' "$name" "$(($(date +%s) - start))")")
+  echo "test: $name took $(($(date +%s) - start)) s" >&2
+}
+report() {
+  printf 'test: %s\n' "${steps[@]}" "$(printf '%-16s %5d s' all "$(($(date +%s) - run_start))")" >&2
+}
+trap report EXIT
+
+step setup "$repo/scripts/setup.sh"
+step check-sources "$repo/scripts/check-sources.sh"
+step build "$repo/scripts/build.sh"
+step ctest ctest --test-dir "$build" --output-on-failure --parallel 2 --timeout 600 "$@"
 # The Debian package of that build, checked in a scratch root; the Dockerfile built for real
 # (podman) and its image checked, or its build step without the engine where podman cannot run.
-"$repo/scripts/package.sh"
-"$repo/scripts/container-build.sh"
+step package "$repo/scripts/package.sh"
+step container "$repo/scripts/container-build.sh"
 # macOS-ready: every source compiled against LLVM's libc++ (docs/architecture.md, Platforms).
-"$repo/scripts/check-libcxx.sh"
+step libcxx "$repo/scripts/check-libcxx.sh"
 # Windows: the whole tree cross-built with MinGW-w64, its unit tests and the end-to-end test of
 # ctxguard.exe under Wine, then the .zip, checked.
-"$repo/scripts/test-windows.sh"
+step windows "$repo/scripts/test-windows.sh"
 # The same suite again under ASan + UBSan, plus a bounded run of every fuzz target.
-"$repo/scripts/test-sanitized.sh" "$@"
+step sanitized "$repo/scripts/test-sanitized.sh" "$@"

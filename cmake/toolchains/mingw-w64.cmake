@@ -46,12 +46,14 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
-# Debian installs wine64 outside PATH. One program, not a command line: catch_discover_tests
-# passes the emulator as a single -D value, so WINEPREFIX and WINEDEBUG come from the environment.
+# Debian installs wine64 outside PATH. The emulator is wine-run.sh beside this file, which starts
+# a run again when Wine failed to start it. One program, not a command line: catch_discover_tests
+# passes the emulator as a single -D value, so CTXGUARD_WINE64, WINEPREFIX and WINEDEBUG come from
+# the environment (scripts/test-windows.sh exports them).
 find_program(CTXGUARD_WINE64 NAMES wine64 PATHS /usr/lib/wine NO_CMAKE_FIND_ROOT_PATH
              DOC "wine64, which runs the test binaries")
 if(CTXGUARD_WINE64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${CTXGUARD_WINE64}")
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${CMAKE_CURRENT_LIST_DIR}/wine-run.sh")
 else()
   message(WARNING "wine64 not found: test binaries build, but catch_discover_tests cannot list "
                   "their cases (build with -DCTXGUARD_BUILD_TESTS=OFF, or install wine64)")
