@@ -5,20 +5,25 @@
 #include <new>
 #include <optional>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
 #include "cursor/mac.hpp"
-#include "support/base64url.hpp"
+#include "support/letter_hex.hpp"
 
 namespace ctxguard::cursor {
 namespace {
 
-// Wire layout, after the version byte (all integers LEB128, least significant group first):
-//   kind:u8  entry  part  path_len path  offset  limit  field_count (field_len field)*
-//   query_len query  issued_at
+// Wire layout, after the version byte (integers LEB128, least significant group first, but for
+// the entry):
+//   kind:u8  entry:u64 big-endian  part  path_len path  offset  limit  field_count (field_len
+//   field)*  query_len query  issued_at
+// then the tag. The entry travels XORed with the salt, so it is as long as any random number:
+// fixed width keeps a cursor's length, and so the answer around it, the same in every session.
 // issued_at is zigzag-encoded so negative values stay short and round trip.
 constexpr std::size_t kRandomKeyBytes = 32;
+constexpr std::size_t kEntryBytes = sizeof(std::uint64_t);
 
 constexpr std::size_t varint_bytes(std::uint64_t value) {
   std::size_t n = 1;
@@ -27,17 +32,23 @@ constexpr std::size_t varint_bytes(std::uint64_t value) {
 }
 
 constexpr std::size_t kMaxPayloadBytes =
-    1 + varint_bytes(std::numeric_limits<std::uint64_t>::max()) * 4 +
+    1 + kEntryBytes + varint_bytes(std::numeric_limits<std::uint64_t>::max()) * 3 +
     varint_bytes(std::numeric_limits<std::uint32_t>::max()) * 2 + varint_bytes(kMaxPathBytes) +
     kMaxPathBytes + varint_bytes(kMaxFields) +
     kMaxFields * (varint_bytes(kMaxFieldBytes) + kMaxFieldBytes) + varint_bytes(kMaxQueryBytes) +
     kMaxQueryBytes;
 // Anything longer cannot be a cursor we issued: refuse it before decoding or hashing it.
-constexpr std::size_t kMaxCursorChars = ((1 + kMaxPayloadBytes + kMacBytes) * 4 + 2) / 3;
+constexpr std::size_t kMaxCursorChars = (1 + kMaxPayloadBytes + kTagBytes) * 2;
+// The smallest payload: the kind, the entry and seven one-byte varints.
+constexpr std::size_t kMinPayloadBytes = 1 + kEntryBytes + 7;
 
 void append_varint(std::string& out, std::uint64_t value) {
   for (; value >= 0x80; value >>= 7) out += static_cast<char>((value & 0x7f) | 0x80);
   out += static_cast<char>(value);
+}
+
+void append_u64(std::string& out, std::uint64_t value) {
+  for (int shift = 56; shift >= 0; shift -= 8) out += static_cast<char>((value >> shift) & 0xff);
 }
 
 void append_string(std::string& out, std::string_view text) {
@@ -65,6 +76,15 @@ class PayloadReader {
   std::optional<std::uint8_t> byte() {
     if (at_ == bytes_.size()) return std::nullopt;
     return static_cast<std::uint8_t>(bytes_[at_++]);
+  }
+
+  std::optional<std::uint64_t> u64() {
+    if (bytes_.size() - at_ < kEntryBytes) return std::nullopt;
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < kEntryBytes; ++i) {
+      value = (value << 8) | static_cast<std::uint8_t>(bytes_[at_++]);
+    }
+    return value;
   }
 
   // At most 10 groups, no bits beyond 64, and no overlong form (a zero final group after the
@@ -111,7 +131,7 @@ std::optional<CursorPayload> parse_payload(std::string_view bytes) {
   }
   payload.kind = static_cast<CursorKind>(*kind);
 
-  const auto entry = reader.varint(kU64);
+  const auto entry = reader.u64();
   const auto part = reader.varint(kU32);
   if (!entry || !part) return std::nullopt;
   payload.entry = *entry;
@@ -203,10 +223,10 @@ CursorCodec CursorCodec::with_random_key(std::chrono::seconds ttl) {
 
 std::string CursorCodec::encode(const CursorPayload& payload) const {
   std::string bytes;
-  bytes.reserve(48 + payload.path.size() + kMacBytes);
+  bytes.reserve(48 + payload.path.size() + kTagBytes);
   bytes += static_cast<char>(kVersion);
   bytes += static_cast<char>(payload.kind);
-  append_varint(bytes, payload.entry ^ entry_salt_);
+  append_u64(bytes, payload.entry ^ entry_salt_);
   append_varint(bytes, payload.part);
   append_string(bytes, payload.path);
   append_varint(bytes, payload.offset);
@@ -219,29 +239,30 @@ std::string CursorCodec::encode(const CursorPayload& payload) const {
   // The constructor proved HMAC works, so a failure here is the library running out of memory.
   const std::optional<Mac> mac = hmac_sha256(keys_.back(), bytes);
   if (!mac) throw std::bad_alloc();
-  bytes.append(reinterpret_cast<const char*>(mac->data()), mac->size());
-  return base64url_encode(bytes);
+  bytes.append(reinterpret_cast<const char*>(mac->data()), kTagBytes);
+  return letter_hex_encode(bytes);
 }
 
 Result<CursorPayload> CursorCodec::decode(std::string_view cursor,
                                           WallClock::time_point now) const {
   if (cursor.size() > kMaxCursorChars) return make_error_code(Error::kCursorMalformed);
-  const auto bytes = base64url_decode(cursor);
-  // The smallest payload is 9 bytes (kind and eight one-byte varints).
-  if (!bytes || bytes->size() < 1 + 9 + kMacBytes) return make_error_code(Error::kCursorMalformed);
+  const auto bytes = letter_hex_decode(cursor);
+  if (!bytes || bytes->size() < 1 + kMinPayloadBytes + kTagBytes) {
+    return make_error_code(Error::kCursorMalformed);
+  }
   if (static_cast<std::uint8_t>((*bytes)[0]) != kVersion) {
     return make_error_code(Error::kCursorMalformed);
   }
 
   const std::string_view signed_part =
-      std::string_view(*bytes).substr(0, bytes->size() - kMacBytes);
-  const std::span<const unsigned char, kMacBytes> received(
-      reinterpret_cast<const unsigned char*>(bytes->data() + signed_part.size()), kMacBytes);
+      std::string_view(*bytes).substr(0, bytes->size() - kTagBytes);
+  const std::span<const unsigned char> received(
+      reinterpret_cast<const unsigned char*>(bytes->data() + signed_part.size()), kTagBytes);
   bool authentic = false;
   for (const auto& key : keys_) {
     // A failed computation counts as a mismatch: when in doubt, never accept.
     const std::optional<Mac> expected = hmac_sha256(key, signed_part);
-    if (expected && macs_equal(*expected, received)) {
+    if (expected && macs_equal(std::span(*expected).first(kTagBytes), received)) {
       authentic = true;
       break;
     }

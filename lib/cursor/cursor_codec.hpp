@@ -1,9 +1,11 @@
 #pragma once
 // Opaque, signed continuation tokens for `ctxguard_fetch`.
 //
-// A cursor is base64url(version || payload || HMAC-SHA256(key, version || payload)). The payload
-// names a cache entry and a position in it; it is not secret (the model could decode it) but it
-// cannot be forged or altered: every byte is covered by the MAC, compared in constant time.
+// A cursor is letter_hex(version || payload || tag), the tag being the first 16 bytes of
+// HMAC-SHA256(key, version || payload) (support/letter_hex.hpp: two letters a-p a byte, so that
+// its estimated tokens depend on its length only). The payload names a cache entry and a position
+// in it; it is not secret (the model could decode it) but it cannot be forged or altered: every
+// byte is covered by the tag, compared in constant time.
 // The key is random per process unless configured. Keys form a ring so a reloaded configuration
 // can rotate the key without breaking cursors already handed out: the newest key signs, every
 // key verifies.
@@ -55,6 +57,8 @@ inline constexpr std::size_t kMaxPathBytes = 4096;
 inline constexpr std::size_t kMaxFields = 256;
 inline constexpr std::size_t kMaxFieldBytes = 1024;
 inline constexpr std::size_t kMaxQueryBytes = 1024;
+// The tag: HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5; RFC 4868's HMAC-SHA-256-128).
+inline constexpr std::size_t kTagBytes = 16;
 // Clock skew tolerated between the issuing and the verifying process (a reload, a slewed clock).
 inline constexpr std::chrono::seconds kMaxFutureIssue{60};
 
@@ -62,7 +66,7 @@ class CursorCodec {
  public:
   using WallClock = std::chrono::system_clock;
   // The first byte of every cursor; a layout change takes a new version, old ones are malformed.
-  static constexpr std::uint8_t kVersion = 2;
+  static constexpr std::uint8_t kVersion = 3;
   static constexpr std::size_t kMinKeyBytes = 16;
 
   // `keys`: newest last, each at least 16 bytes; `ttl` > 0. Throws std::invalid_argument
@@ -78,8 +82,8 @@ class CursorCodec {
   // fails.
   static CursorCodec with_random_key(std::chrono::seconds ttl);
 
-  // Signed with the newest key. Typical array-page cursors are 70-100 characters. Never throws
-  // except std::bad_alloc.
+  // Signed with the newest key. Typical array-page cursors are 80-110 characters; the same payload
+  // gives a cursor of the same length under any key and salt. Never throws except std::bad_alloc.
   std::string encode(const CursorPayload& payload) const;
 
   // Errors: Error::kCursorMalformed (not base64url, wrong version, truncated, trailing bytes,

@@ -23,7 +23,8 @@ std::optional<Mac> hmac_sha256(std::string_view key, std::string_view data);
 // Fills `out` from the platform's CSPRNG; false when it cannot.
 bool random_bytes(std::span<unsigned char> out);
 
-// True when the two are equal, looking at every byte whatever the first difference.
-bool macs_equal(const Mac& expected, std::span<const unsigned char, kMacBytes> received);
+// True when the two are equal, looking at every byte whatever the first difference (a MAC or a
+// truncated one; spans of different sizes are never equal).
+bool macs_equal(std::span<const unsigned char> expected, std::span<const unsigned char> received);
 
 }  // namespace ctxguard::cursor

@@ -380,7 +380,7 @@ function defineEraSuite(modeName) {
       assertRefusal(await fetchRaw(P, { cursor: 'not-a-cursor' }), /not a valid cursor/);
       const c = rowsMeta.nextCursor;
       const at = Math.floor(c.length / 2);
-      const tampered = c.slice(0, at) + (c[at] === 'A' ? 'B' : 'A') + c.slice(at + 1);
+      const tampered = c.slice(0, at) + (c[at] === 'a' ? 'b' : 'a') + c.slice(at + 1);
       assertRefusal(await fetchRaw(P, { cursor: tampered }), /altered/);
       assertRefusal(await fetchRaw(P, { cursor: c, path: '/nope' }), /There is no value at path "\/nope"/);
       assertRefusal(await fetchRaw(P, { cursor: c, startLine: 1, endLine: 2 }), /apply to text results/);

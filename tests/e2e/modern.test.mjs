@@ -292,7 +292,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
     /** Flips one character in the middle of a cursor. */
     const tamper = (cursor) => {
       const i = Math.floor(cursor.length / 2);
-      return cursor.slice(0, i) + (cursor[i] === 'A' ? 'B' : 'A') + cursor.slice(i + 1);
+      return cursor.slice(0, i) + (cursor[i] === 'a' ? 'b' : 'a') + cursor.slice(i + 1);
     };
 
     /** A large tool answer (plain, legacy request) and its cursor. */

@@ -885,7 +885,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
       const first = await read(proxied, files.log);
       const cursor = splitTextPiece(first).meta.nextCursor;
       const at = Math.floor(cursor.length / 2);
-      const tampered = cursor.slice(0, at) + (cursor[at] === 'A' ? 'B' : 'A') + cursor.slice(at + 1);
+      const tampered = cursor.slice(0, at) + (cursor[at] === 'a' ? 'b' : 'a') + cursor.slice(at + 1);
       assertOneLineError(await fetchRaw(proxied, { cursor: tampered, startLine: 1, endLine: 3 }), /cursor/);
       assertOneLineError(await fetchRaw(proxied, { cursor: tampered, query: 'ERROR' }), /cursor/);
       assertOneLineError(await fetchRaw(proxied, { cursor: 'not a cursor at all', startLine: 1 }), /cursor/);

@@ -233,7 +233,7 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     R.fetched = await call(s, FETCH, { cursor });
     // A character of the signature flipped: the cursor is well formed but not ctxguard's.
     const i = cursor.length - 3;
-    R.forged = await call(s, FETCH, { cursor: cursor.slice(0, i) + (cursor[i] === 'A' ? 'B' : 'A') + cursor.slice(i + 1) });
+    R.forged = await call(s, FETCH, { cursor: cursor.slice(0, i) + (cursor[i] === 'a' ? 'b' : 'a') + cursor.slice(i + 1) });
     R.unknown = await call(s, 'no_such_tool', { x: CANARY });
     // tools/call without a name: the server answers with a JSON-RPC error.
     R.rpcError = await s.client.request({ method: 'tools/call', params: { arguments: { x: CANARY } } }, CallToolResultSchema)

@@ -183,12 +183,8 @@ void require_valid_json(const json::object& result, std::string_view what) {
 
 bool looks_like_cursor(std::string_view text) {
   if (text.size() < 40 || text.size() > 4096) return false;
-  for (const char c : text) {
-    const bool base64url = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                           (c >= '0' && c <= '9') || c == '-' || c == '_';
-    if (!base64url) return false;
-  }
-  return true;
+  // Letter hex (support/letter_hex.hpp): a-p only, an even length.
+  return text.size() % 2 == 0 && text.find_first_not_of("abcdefghijklmnop") == std::string::npos;
 }
 
 // Every string in `value` that is a cursor of `codec`, looking inside text that holds JSON too

@@ -122,7 +122,7 @@ TEST_CASE("interceptor events: fetches are recorded, failures with their reason"
   CHECK_FALSE(session.events[0].server_latency.has_value());
 
   session.from_client(call(9, "ctxguard_fetch", {{"cursor", "garbage"}}));
-  cursor[cursor.size() / 2] = cursor[cursor.size() / 2] == 'A' ? 'B' : 'A';
+  cursor[cursor.size() / 2] = cursor[cursor.size() / 2] == 'a' ? 'b' : 'a';
   session.from_client(call(10, "ctxguard_fetch", {{"cursor", cursor}}));
   session.from_client(call(11, "ctxguard_fetch", {}));
   REQUIRE(session.events.size() == 4);

@@ -30,7 +30,7 @@ using budget::FitBudget;
 // Planning allowances for what `_ctxguard` adds to an answer (its fields, each cursor); answers
 // are measured after they are written, and re-planned up to kPlanningRounds times when one comes
 // out larger than planned. In characters and bytes, for clients that limit those: a cursor is
-// base64url, fewer characters per token than JSON.
+// letter hex, fewer characters per token than JSON.
 inline constexpr std::size_t kMetadataTokens = 160;
 inline constexpr std::size_t kTokensPerCursor = 70;
 inline constexpr std::size_t kMetadataChars = 700;
