@@ -30,10 +30,16 @@ inline config::BudgetSettings small_budget(std::size_t tokens = 1000) {
   return budget;
 }
 
+// The cursor key and entry salt of a fixture: another process's, when they differ.
+struct CodecSecrets {
+  std::string key = std::string(32, 'k');
+  std::uint64_t salt = 0x5a17;
+};
+
 struct Fixture {
-  explicit Fixture(config::BudgetSettings settings = small_budget())
+  explicit Fixture(config::BudgetSettings settings = small_budget(), CodecSecrets secrets = {})
       : budget(std::move(settings)),
-        codec({std::string(32, 'k')}, budget.cursor_ttl),
+        codec({std::move(secrets.key)}, budget.cursor_ttl, secrets.salt),
         cache(budget.cache_bytes, budget.cursor_ttl),
         pipeline(codec, cache),
         fetch(codec, cache) {}
