@@ -101,6 +101,40 @@ std::string to_json(const json::value& value) {
 
 namespace {
 
+// The bytes write_json writes for `value`, counted until they pass `limit` (then limit + 1).
+std::size_t json_size_up_to(const json::value& value, std::size_t limit, std::string& scratch) {
+  const auto string_size = [](std::string_view text) {
+    std::size_t size = 2 + text.size();
+    for (const char c : text) {
+      const char escape = kJsonEscapes[static_cast<unsigned char>(c)];
+      if (escape != 0) size += escape == 'u' ? 5 : 1;
+    }
+    return size;
+  };
+  std::size_t size = 0;
+  if (const json::array* array = value.if_array()) {
+    size = 2 + (array->empty() ? 0 : array->size() - 1);
+    for (const json::value& item : *array) {
+      if (size > limit) break;
+      size += json_size_up_to(item, limit - std::min(size, limit), scratch);
+    }
+  } else if (const json::object* object = value.if_object()) {
+    size = 2 + (object->empty() ? 0 : object->size() * 2 - 1);  // the colons and commas
+    for (const json::key_value_pair& member : *object) {
+      if (size > limit) break;
+      size += string_size(member.key());
+      size += json_size_up_to(member.value(), limit - std::min(size, limit), scratch);
+    }
+  } else if (const json::string* string = value.if_string()) {
+    size = string_size(*string);
+  } else {
+    scratch.clear();
+    write_json_scalar(scratch, value);
+    size = scratch.size();
+  }
+  return std::min(size, limit + 1);
+}
+
 void write_pretty(std::string& out, const json::value& value, int indent, int depth) {
   const auto new_line = [&](int level) {
     out += '\n';
@@ -141,6 +175,11 @@ std::string to_pretty_json(const json::value& value, int indent) {
   write_pretty(out, value, indent, 0);
   out += '\n';
   return out;
+}
+
+bool json_longer_than(const json::value& value, std::size_t limit) {
+  std::string scratch;
+  return json_size_up_to(value, limit, scratch) > limit;
 }
 
 }  // namespace ctxguard

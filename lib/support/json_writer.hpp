@@ -38,6 +38,10 @@ void write_json_scalar(std::string& out, const boost::json::value& scalar);  // 
 void write_json(std::string& out, const boost::json::value& value);
 std::string to_json(const boost::json::value& value);
 
+// Whether write_json would write more than `limit` bytes for `value`. Stops counting once past
+// the limit, so a large value costs no more than a small one.
+bool json_longer_than(const boost::json::value& value, std::size_t limit);
+
 // `value` as a person edits it: members and items one per line, indented by `indent` spaces a
 // level, `"key": value`, empty objects and arrays as {} and [], scalars as write_json writes
 // them, and a final line break. For files people keep (client configurations).

@@ -55,3 +55,23 @@ TEST_CASE("json writer: pretty JSON for files people edit, member order kept") {
         "{\n    \"a\": [\n        1\n    ]\n}\n");
   CHECK(json::parse(ctxguard::to_pretty_json(value)) == value);
 }
+
+TEST_CASE("json_longer_than agrees with the written size at every limit") {
+  const char* const documents[] = {
+      R"({})",
+      R"([])",
+      R"("")",
+      R"({"a":[1,2.5,-3e300,1e999,true,null],"b\n\u0001":"q\"uo\\te\ttab","名前":{"x":[{}]}})",
+      R"([[[[["deep"]]]],{"k":"v","l":[0.1,5.0,18446744073709551615,-9223372036854775808]}])",
+  };
+  for (const char* document : documents) {
+    const auto value = parse_json(document);
+    REQUIRE(value.has_value());
+    const std::size_t size = to_json(*value).size();
+    CAPTURE(document, size);
+    for (std::size_t limit = 0; limit <= size + 2; ++limit) {
+      CAPTURE(limit);
+      CHECK(ctxguard::json_longer_than(*value, limit) == (size > limit));
+    }
+  }
+}

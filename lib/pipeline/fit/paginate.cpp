@@ -66,8 +66,10 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
     deepest_container_ = std::max(deepest_container_, place.nesting.depth);
   }
   if ((array != nullptr || object != nullptr) && collapses(value, *view_, place.nesting)) {
-    counter_.add_json_string(collapsed_value(value, path_of(path)));
-    return;
+    if (const std::optional<std::string> placeholder = collapsed_text(value, path_of(path))) {
+      counter_.add_json_string(*placeholder);
+      return;
+    }
   }
   if (array != nullptr) {
     walk_array(*array, path, place);

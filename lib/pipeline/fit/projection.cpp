@@ -18,7 +18,7 @@ struct GroupFinder {
   std::vector<RecordGroup> groups;
 
   void visit(const json::value& value, std::string& path, Nesting nesting) {
-    if (collapses(value, view, nesting)) return;
+    if (collapses(value, view, nesting) && collapsed_text(value, path)) return;
     if (const json::array* array = value.if_array()) {
       const auto cut = cuts.find(array);
       const ItemWindow window = cut != cuts.end() ? cut->second : ItemWindow{0, array->size()};

@@ -116,6 +116,14 @@ std::string collapsed_value(const json::value& value, std::string_view path) {
   return text;
 }
 
+std::optional<std::string> collapsed_text(const json::value& value, std::string_view path) {
+  std::string placeholder = collapsed_value(value, path);
+  std::string written;
+  write_json_string(written, placeholder);
+  if (!json_longer_than(value, written.size() + kPlaceholderMarginBytes)) return std::nullopt;
+  return placeholder;
+}
+
 bool collapses(const json::value& value, const ValueView& view, Nesting nesting) {
   if (const json::object* object = value.if_object()) {
     return view.max_depth != 0 && nesting.depth > view.max_depth && !object->empty();
@@ -184,9 +192,11 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
   if ((array != nullptr || object != nullptr) && collapses(value, view, nesting)) {
-    write_json_string(out, collapsed_value(value, path));
-    ++stats.values_collapsed;
-    return;
+    if (const std::optional<std::string> placeholder = collapsed_text(value, path)) {
+      write_json_string(out, *placeholder);
+      ++stats.values_collapsed;
+      return;
+    }
   }
   if (array != nullptr) {
     const auto cut = cuts.find(array);

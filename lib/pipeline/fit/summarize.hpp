@@ -97,6 +97,16 @@ std::optional<std::string> cut_string(std::string_view text, std::size_t max_cha
 // The text standing for a collapsed object or array at `path`.
 std::string collapsed_value(const boost::json::value& value, std::string_view path);
 
+// A value is collapsed only when its JSON is longer than its placeholder's by more than this:
+// a placeholder that saves less than a few words still costs the reader a fetch, and one for a
+// value shorter than itself costs room as well (docs/protocol.md section 2.3).
+inline constexpr std::size_t kPlaceholderMarginBytes = 24;
+
+// What stands for `value` (at `path`, one collapses() collapses): its placeholder, or nullopt
+// when the value's JSON is not longer than the placeholder's by more than kPlaceholderMarginBytes
+// (it is then shown as it is). The writer, the planner and projection all decide here.
+std::optional<std::string> collapsed_text(const boost::json::value& value, std::string_view path);
+
 // How a projection to `fields` uses the member `key`: dropped, kept whole, or kept with only
 // `sub` of it (the remainders of "key.sub" fields).
 enum class FieldUse { kDrop, kWhole, kPartial };

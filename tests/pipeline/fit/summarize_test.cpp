@@ -18,6 +18,9 @@ namespace {
 
 using ctxguard::pipeline::testing::parse;
 
+// A JSON string long enough that a value holding it is clearly longer than its placeholder.
+const std::string kLongString = "\"" + std::string(90, 'w') + "\"";
+
 std::string shown(const json::value& value, const ValueView& view, ViewStats* stats = nullptr) {
   std::string out;
   std::string path;
@@ -47,20 +50,39 @@ TEST_CASE("summarize: cutting counts characters, never splitting a UTF-8 sequenc
 }
 
 TEST_CASE("summarize: deep values collapse to a placeholder naming their size and path") {
-  const json::value value = parse(R"({"a":{"b":{"c":[1,2,3],"d":{"e":1}}},"f":"x"})");
+  const json::value value =
+      parse(R"({"a":{"b":{"c":[)" + kLongString + "," + kLongString + "," + kLongString +
+            R"(],"d":{"e":)" + kLongString + R"(},"g":{"h":1}}},"f":"x"})");
   ValueView view;
   view.max_depth = 2;
   ViewStats stats;
-  CHECK(
-      shown(value, view, &stats) ==
-      R"({"a":{"b":{"c":"[array of 3 items: /a/b/c]","d":"[object of 1 key: /a/b/d]"}},"f":"x"})");
+  CHECK(shown(value, view, &stats) ==
+        R"({"a":{"b":{"c":"[array of 3 items: /a/b/c]","d":"[object of 1 key: /a/b/d]",)"
+        R"("g":{"h":1}}},"f":"x"})");
   CHECK(stats.values_collapsed == 2);
 }
 
+TEST_CASE("summarize: a value not clearly longer than its placeholder is never collapsed") {
+  // {"e":"..."} is collapsed only once its JSON is longer than the placeholder's JSON (with its
+  // quotes) by more than kPlaceholderMarginBytes.
+  const std::string placeholder = "\"[object of 1 key: /a/d]\"";
+  ValueView view;
+  view.max_depth = 1;
+  for (std::size_t chars = 0; chars < 60; ++chars) {
+    const std::string member = R"({"e":")" + std::string(chars, 'w') + R"("})";
+    const json::value value = parse(R"({"a":{"d":)" + member + "}}");
+    CAPTURE(chars);
+    const bool collapsed = member.size() > placeholder.size() + kPlaceholderMarginBytes;
+    CHECK(shown(value, view) ==
+          (collapsed ? R"({"a":{"d":"[object of 1 key: /a/d]"}})" : ctxguard::to_json(value)));
+    CHECK(collapsed_text(value.at("a").at("d"), "/a/d").has_value() == collapsed);
+  }
+}
+
 TEST_CASE("summarize: a collapsed object names its largest array, empty values never collapse") {
-  const json::value value =
-      parse(R"({"a":{"b":{"name":"x","kids":[1,2],"files":[{},{},{}],"none":[]},)"
-            R"("c":{"odd key":[1],"k":1},"e":{},"f":[]}})");
+  const json::value value = parse(R"({"a":{"b":{"name":"x","kids":[1,2],"files":[{"n":)" +
+                                  kLongString + R"(},{},{}],"none":[]},"c":{"odd key":[)" +
+                                  kLongString + R"(],"k":1},"e":{},"f":[]}})");
   ValueView view;
   view.max_depth = 1;
   ViewStats stats;
@@ -72,15 +94,17 @@ TEST_CASE("summarize: a collapsed object names its largest array, empty values n
 
 TEST_CASE("summarize: array nesting collapses arrays of containers inside that many arrays") {
   // A tree: folders hold `children`; a list of tags (scalars) is never collapsed by nesting.
-  const json::value value = parse(
-      R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":[{"name":"f"}]}]},)"
-      R"({"name":"b","children":[]},[[1],[2]]])");
+  const json::value value =
+      parse(R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":[{"name":)" +
+            kLongString + R"(}]}]},{"name":"b","children":[]},[[)" + kLongString + "],[" +
+            kLongString + "]]]");
   ValueView view;
   view.max_array_nesting = 2;
   ViewStats stats;
   CHECK(shown(value, view, &stats) ==
         R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":)"
-        R"("[array of 1 item: /0/children/0/children]"}]},{"name":"b","children":[]},[[1],[2]]])");
+        R"("[array of 1 item: /0/children/0/children]"}]},{"name":"b","children":[]},[[)" +
+            kLongString + "],[" + kLongString + "]]]");
   CHECK(stats.values_collapsed == 1);
   view.max_array_nesting = 1;
   CHECK(shown(value, view) ==
