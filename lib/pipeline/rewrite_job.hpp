@@ -101,6 +101,7 @@ class RewriteJob : private FitSubject {
   Cost cost(CutPlanner& planner) override;
   std::vector<RecordGroup> record_groups(const CutMap& cuts, const ValueView& view) override;
   std::optional<AnswerSize> render(const FitPlan& plan) override;
+  std::vector<Shortened> shortened() override;
 
   void write_json_parts(const FitPlan& plan);
 

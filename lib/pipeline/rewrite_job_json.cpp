@@ -129,6 +129,17 @@ std::optional<AnswerSize> RewriteJob::render(const FitPlan& plan) {
   return answer_size();
 }
 
+std::vector<Shortened> RewriteJob::shortened() {
+  std::vector<Shortened> all;
+  for (const std::size_t k : json_parts_) {
+    for (const Shortened& value : outputs_[k].stats.shortened) {
+      all.push_back(value);
+      all.back().weight = weights_[k];
+    }
+  }
+  return all;
+}
+
 void RewriteJob::write_json_parts(const FitPlan& plan) {
   for (const std::size_t k : json_parts_) {
     PartOutput& output = outputs_[k];

@@ -1,9 +1,13 @@
 // Properties of the best answer that fits (docs/protocol.md sections 2.2-2.3, 6): the same result
-// and settings give the same answer in every process, byte for byte apart from the cursor strings.
+// and settings give the same answer in every process, byte for byte apart from the cursor strings;
+// values the levels shortened are given back while they fit.
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 
 #include "pipeline_fixture.hpp"
+#include "support/json_pointer.hpp"
 #include "value_generator.hpp"
 
 using namespace ctxguard::pipeline::testing;
@@ -57,6 +61,34 @@ json::object generated_result(std::uint32_t seed) {
   }
 }
 
+// The estimated tokens of the smallest value `shown` has collapsed ("[object of ...: PATH]",
+// "[array of ...: PATH]"), read from `original`; SIZE_MAX when none is.
+std::size_t smallest_collapsed(const json::value& shown, const json::value& original) {
+  std::size_t smallest = SIZE_MAX;
+  if (const json::string* text = shown.if_string()) {
+    const std::string_view s = *text;
+    const std::size_t colon = s.rfind(": /");
+    if ((s.starts_with("[object of ") || s.starts_with("[array of ")) && s.ends_with(']') &&
+        colon != std::string_view::npos) {
+      const std::string path(s.substr(colon + 2, s.size() - colon - 3));
+      if (const json::value* value = ctxguard::find_pointer(original, path)) {
+        smallest = ctxguard::budget::estimate_json_tokens(*value);
+      }
+    }
+  } else if (const json::array* array = shown.if_array()) {
+    for (const json::value& item : *array) {
+      smallest = std::min(smallest, smallest_collapsed(item, original));
+    }
+  } else if (const json::object* object = shown.if_object()) {
+    for (const auto& member : *object) {
+      if (member.key() != "_ctxguard") {
+        smallest = std::min(smallest, smallest_collapsed(member.value(), original));
+      }
+    }
+  }
+  return smallest;
+}
+
 }  // namespace
 
 TEST_CASE("property: the same result gives the same answer in every process, cursors aside") {
@@ -82,4 +114,35 @@ TEST_CASE("property: the same result gives the same answer in every process, cur
       }
     }
   }
+}
+
+TEST_CASE("property: values the levels shortened are given back while they fit: the room is used") {
+  // Nested documents larger than the budget: after the levels, the values their limits collapsed
+  // or cut come back, largest first, until the next one does not fit.
+  std::size_t checked = 0;
+  for (std::uint32_t seed = 1; seed <= 40; seed += 3) {
+    const json::object result = generated_result(seed);
+    const auto whole = ctxguard::parse_json(text_at(result, 0));
+    REQUIRE(whole.has_value());
+    for (std::size_t tokens = 1000; tokens <= 8000; tokens += 700) {
+      if (ctxguard::budget::estimate_json_tokens(*whole) <= tokens) continue;
+      Fixture fixture(small_budget(tokens));
+      const auto rewritten = fixture.process(result);
+      REQUIRE(rewritten.has_value());
+      INFO("seed " << seed << ", budget " << tokens << ": "
+                   << text_at(rewritten->result, 0).substr(0, 600));
+      const std::size_t used = tokens_of(rewritten->result);
+      require_within(fixture, rewritten->result, tokens);
+      // At least 85% of the budget, or the smallest value still collapsed does not fit in what
+      // is left.
+      if (used * 100 < tokens * 85) {
+        const json::value shown = parse(text_at(rewritten->result, 0));
+        const std::size_t smallest = smallest_collapsed(shown, *whole);
+        INFO("used " << used << ", the smallest collapsed value " << smallest << " tokens");
+        CHECK(smallest > tokens - used);
+      }
+      ++checked;
+    }
+  }
+  REQUIRE(checked >= 50);
 }

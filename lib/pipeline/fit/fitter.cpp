@@ -4,7 +4,9 @@
 #include <iterator>
 #include <limits>
 
+#include "budget/token_estimator.hpp"
 #include "support/glob.hpp"
+#include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -30,6 +32,10 @@ constexpr double kProjectionFactor = 1.1;
 constexpr double kProjectionMargin = 16;
 
 constexpr double kNoLimit = -std::numeric_limits<double>::infinity();
+constexpr double kUnlimitedRoom = std::numeric_limits<double>::infinity();
+
+// A value given back is priced apart from the text around it: a token of slack each.
+constexpr double kGiveBackSlackTokens = 1;
 
 // The planning allowance for `_ctxguard` itself.
 constexpr Cost kMetadataCost{
@@ -74,6 +80,7 @@ class Fitter {
       }
       if (outcome == Outcome::kFitted || outcome == Outcome::kStopped) break;
     }
+    give_back();
     return std::move(result_);
   }
 
@@ -84,6 +91,101 @@ class Fitter {
     kStronger,  // this level's cuts cannot reach the budget: the next level is needed
     kOver,      // every round wrote an answer over the budget
   };
+
+  // A value the answer shows shortened, and what showing it whole adds to the answer.
+  struct Gain {
+    const boost::json::value* value = nullptr;
+    Cost cost;
+  };
+
+  // After the levels, whose limits apply to every value alike: gives back the values they
+  // shortened, largest gain first, each one that still fits the room the answer leaves. What a
+  // value given back holds is judged by the limits again, so each round reaches one level deeper
+  // into what the round before gave back. A round whose answer comes out over is taken back.
+  void give_back() {
+    for (int round = 0; round < kGiveBackRounds && result_.fitted; ++round) {
+      const std::vector<Gain> gains = gains_of(subject_.shortened(), result_.plan);
+      if (!give_back_round(gains)) return;
+    }
+  }
+
+  // Gives back what of `gains` fits, in their order; true when something was. An answer that
+  // comes out over is taken back and the round planned again with the room it overshot less.
+  bool give_back_round(const std::vector<Gain>& gains) {
+    FitPlan& plan = result_.plan;
+    Cost overshoot;
+    for (int attempt = 0; attempt < kTightenRounds; ++attempt) {
+      Cost room = room_left() - overshoot;
+      std::vector<const boost::json::value*> given;
+      for (const Gain& gain : gains) {
+        if (gain.cost.tokens > room.tokens || gain.cost.chars > room.chars ||
+            gain.cost.bytes > room.bytes) {
+          continue;
+        }
+        room -= gain.cost;
+        plan.view.whole.insert(gain.value);
+        given.push_back(gain.value);
+      }
+      if (given.empty()) return false;
+      ++view_version_;
+      const std::optional<AnswerSize> size = subject_.render(plan);
+      if (size && fits(*size, options_.budget)) {
+        result_.size = *size;
+        return true;
+      }
+      for (const boost::json::value* value : given) plan.view.whole.erase(value);
+      ++view_version_;
+      if (!size) break;
+      overshoot = overshoot_after(overshoot, *size, options_.budget);
+    }
+    // Nothing given back fitted: the answer as it was.
+    if (const std::optional<AnswerSize> before = subject_.render(plan)) result_.size = *before;
+    return false;
+  }
+
+  // What the answer may still take in each unit (unlimited units never run out).
+  Cost room_left() const {
+    const FitBudget& budget = options_.budget;
+    const AnswerSize& size = result_.size;
+    const auto left = [](std::size_t used, std::size_t limit) {
+      return limit == 0 ? kUnlimitedRoom : static_cast<double>(limit) - static_cast<double>(used);
+    };
+    return Cost{.tokens = left(size.tokens, budget.tokens),
+                .chars = left(size.chars, budget.chars),
+                .bytes = left(size.bytes, budget.bytes)};
+  }
+
+  // The gains of showing each of `shortened` whole, largest first; ties in the order the answer
+  // shows them (the same in every process).
+  std::vector<Gain> gains_of(const std::vector<Shortened>& shortened, const FitPlan& plan) {
+    ValueView view = plan.view;
+    std::vector<Gain> gains;
+    gains.reserve(shortened.size());
+    for (const Shortened& at : shortened) {
+      view.whole.insert(at.value);
+      const std::string whole = write_view_at(at, view, plan.map);
+      view.whole.erase(at.value);
+      std::string shown;
+      write_json_string(shown, at.shown);
+      budget::TokenCounter more(options_.budget.chars != 0);
+      budget::TokenCounter less(options_.budget.chars != 0);
+      more.add(whole);
+      less.add(shown);
+      const double weight = at.weight;
+      const auto grown = [&](double after, double before) { return (after - before) * weight; };
+      gains.push_back(Gain{
+          .value = at.value,
+          .cost = Cost{
+              .tokens = grown(more.fractional_tokens(), less.fractional_tokens()) +
+                        kGiveBackSlackTokens * weight,
+              .chars = grown(static_cast<double>(more.chars()), static_cast<double>(less.chars())),
+              .bytes =
+                  grown(static_cast<double>(more.bytes()), static_cast<double>(less.bytes()))}});
+    }
+    std::stable_sort(gains.begin(), gains.end(),
+                     [](const Gain& a, const Gain& b) { return a.cost.tokens > b.cost.tokens; });
+    return gains;
+  }
 
   // Prepares the view for `level`; false when the level has nothing to add.
   bool enter(FitLevel level) {

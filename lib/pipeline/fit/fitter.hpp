@@ -36,6 +36,7 @@ inline constexpr std::size_t kTokensPerCursor = 70;
 inline constexpr std::size_t kMetadataChars = 700;
 inline constexpr std::size_t kCharsPerCursor = 220;
 inline constexpr int kPlanningRounds = 6;
+inline constexpr int kGiveBackRounds = 4;
 
 // The planning allowance for one listed cut (its path and cursor in `_ctxguard`).
 inline constexpr Cost kCursorCost{
@@ -106,13 +107,18 @@ class FitSubject {
   // Writes the answer as `plan` shows it and measures it; nullopt ends the fit (nothing can be
   // shown, or what is written could not be reached).
   virtual std::optional<AnswerSize> render(const FitPlan& plan) = 0;
+  // The values the last answer rendered showed shortened (collapsed or cut), each with the
+  // weight of its part, for giving back what fits; none by default.
+  virtual std::vector<Shortened> shortened() { return {}; }
 };
 
 // Fits `subject` starting from `view` (the caller's own projection, --tables), level by level,
-// until an answer it renders is within the budget or no level is left. `priced`: a planner that
-// already holds the subject's values as whole values (a first answer prices them once to decide
-// on compaction), used for the first planning round instead of pricing them again when `view`
-// shows values whole (with --tables it does not: that round prices them as tables).
+// until an answer it renders is within the budget or no level is left. Then gives back what
+// fits: the values the levels' limits shortened, largest gain first, as long as the answer stays
+// within the budget (kGiveBackRounds rounds, each a level deeper into what it gave back). `priced`:
+// a planner that already holds the subject's values as whole values (a first answer prices them
+// once to decide on compaction), used for the first planning round instead of pricing them again
+// when `view` shows values whole (with --tables it does not: that round prices them as tables).
 FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
               std::unique_ptr<CutPlanner> priced = nullptr);
 

@@ -78,7 +78,8 @@ void CutPlanner::walk(const json::value& value, std::vector<Segment>& path, cons
   } else if (const json::string* string = value.if_string()) {
     longest_string_ = std::max(longest_string_, string->size());
     std::optional<std::string> cut;
-    if (view_->max_string_chars != 0 && string->size() > view_->max_string_chars) {
+    if (view_->max_string_chars != 0 && string->size() > view_->max_string_chars &&
+        !view_->shows_whole(value)) {
       cut = cut_string(*string, view_->max_string_chars, path_of(path));
     }
     if (cut) {

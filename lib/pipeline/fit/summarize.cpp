@@ -125,6 +125,7 @@ std::optional<std::string> collapsed_text(const json::value& value, std::string_
 }
 
 bool collapses(const json::value& value, const ValueView& view, Nesting nesting) {
+  if (view.shows_whole(value)) return false;
   if (const json::object* object = value.if_object()) {
     return view.max_depth != 0 && nesting.depth > view.max_depth && !object->empty();
   }
@@ -192,9 +193,15 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
   if ((array != nullptr || object != nullptr) && collapses(value, view, nesting)) {
-    if (const std::optional<std::string> placeholder = collapsed_text(value, path)) {
+    if (std::optional<std::string> placeholder = collapsed_text(value, path)) {
       write_json_string(out, *placeholder);
       ++stats.values_collapsed;
+      stats.shortened.push_back(Shortened{.value = &value,
+                                          .parent = parent,
+                                          .inherited = inherited,
+                                          .nesting = nesting,
+                                          .path = path,
+                                          .shown = std::move(*placeholder)});
       return;
     }
   }
@@ -235,10 +242,17 @@ void write_value(std::string& out, const json::value& value, const json::array* 
     out += '}';
     return;
   }
-  if (const json::string* string = value.if_string(); string != nullptr) {
+  if (const json::string* string = value.if_string();
+      string != nullptr && !view.shows_whole(value)) {
     if (auto cut = cut_string(*string, view.max_string_chars, path)) {
       write_json_string(out, *cut);
       ++stats.strings_cut;
+      stats.shortened.push_back(Shortened{.value = &value,
+                                          .parent = parent,
+                                          .inherited = inherited,
+                                          .nesting = nesting,
+                                          .path = path,
+                                          .shown = std::move(*cut)});
       return;
     }
   }
@@ -250,6 +264,14 @@ void write_value(std::string& out, const json::value& value, const json::array* 
 void write_view(std::string& out, const json::value& value, const ValueView& view,
                 const CutMap& cuts, std::string& path, ViewStats& stats) {
   write_value(out, value, nullptr, view, cuts, path, Nesting{}, nullptr, stats);
+}
+
+std::string write_view_at(const Shortened& at, const ValueView& view, const CutMap& cuts) {
+  std::string out;
+  std::string path = at.path;
+  ViewStats stats;
+  write_value(out, *at.value, at.parent, view, cuts, path, at.nesting, at.inherited, stats);
+  return out;
 }
 
 void write_view_item(std::string& out, const json::value& item, const json::array& parent,

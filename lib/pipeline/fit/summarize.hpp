@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/json/value.hpp>
@@ -38,6 +39,13 @@ struct ValueView {
   bool tables = false;                // --tables: uniform flat arrays as {"columns","rows"}
   std::unordered_map<const boost::json::array*, FieldList> item_fields;
   std::unordered_map<const boost::json::object*, FieldList> object_fields;
+  // Values given back after the levels (fitter.hpp): never collapsed, their strings never cut,
+  // whatever the limits above say (what they hold is judged by the limits again).
+  std::unordered_set<const boost::json::value*> whole;
+
+  bool shows_whole(const boost::json::value& value) const {
+    return !whole.empty() && whole.contains(&value);
+  }
 
   bool summarizes() const {
     return max_string_chars != 0 || max_depth != 0 || max_array_nesting != 0 || tables ||
@@ -81,11 +89,24 @@ bool shows_as_table(const boost::json::array& array, ItemWindow window, const Va
 // Values shown as they are (nothing summarized).
 inline const ValueView kWholeView{};
 
+// A value a written view showed shortened (collapsed, or a string cut), with where it stands, so
+// that it can be written whole on its own (write_view_at) and given back when that fits.
+struct Shortened {
+  const boost::json::value* value = nullptr;
+  const boost::json::array* parent = nullptr;  // when the value is an item of an array
+  const FieldList* inherited = nullptr;        // the projection it stands under
+  Nesting nesting;
+  std::string path;
+  std::string shown;  // the text that stands for it
+  double weight = 1;  // how often the answer shows it (a part structuredContent repeats: 2)
+};
+
 // What a written view left out.
 struct ViewStats {
   std::size_t strings_cut = 0;
   std::size_t values_collapsed = 0;
   std::vector<std::string> tables;  // where arrays went out as {"columns","rows"} (pointers)
+  std::vector<Shortened> shortened;
 };
 
 // The text standing for string `text` (at `path`) when it has more than `max_chars` characters
@@ -116,6 +137,10 @@ FieldUse field_use(const FieldList& fields, std::string_view key, FieldList& sub
 // arrays `cuts` names shortened. `path` is used as scratch and restored.
 void write_view(std::string& out, const boost::json::value& value, const ValueView& view,
                 const CutMap& cuts, std::string& path, ViewStats& stats);
+
+// Writes `at.value` where it stands (its nesting, parent and inherited projection) as `view`
+// shows it: with `at.value` in view.whole, what giving it back would write in its place.
+std::string write_view_at(const Shortened& at, const ValueView& view, const CutMap& cuts);
 
 // Writes an item of `parent` at `path`, standing at kPageItem: the item-level entry point for
 // pages (an item's projection comes from its array).
