@@ -324,7 +324,8 @@ void Session::on_request(SystemRequest request) {
 // would leave the session waiting for a request that has already come.
 void Session::check_server() {
   server_.try_wait();  // also reaps what the server left behind
-  if (!server_.exit_status() || phase_ >= Phase::kServerExited) return;
+  if (!server_.exit_status() || phase_ >= Phase::kServerExited || server_exit_handled_) return;
+  server_exit_handled_ = true;
   const ExitStatus& status = *server_.exit_status();
   if (client_connected_) {
     spdlog::warn("server {} while the client was still connected", status.describe());

@@ -158,6 +158,9 @@ class Session {
   std::function<void()> client_output_closed_;
   Phase phase_ = Phase::kRelaying;
   bool client_connected_ = true;
+  // The server's exit is being handled: stopping what it left running waits for the group, and
+  // that wait looks at the server again (check_server) before the phase has moved on.
+  bool server_exit_handled_ = false;
   bool internal_error_ = false;
   // --metrics-linger still to come: zero without the endpoint, or once SIGINT/SIGTERM cut it.
   std::chrono::milliseconds linger_;
