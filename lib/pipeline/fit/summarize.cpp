@@ -190,18 +190,24 @@ namespace {
 void write_value(std::string& out, const json::value& value, const json::array* parent,
                  const ValueView& view, const CutMap& cuts, std::string& path, Nesting nesting,
                  const FieldList* inherited, ViewStats& stats) {
+  // `text` stands for the value: written, and noted with where the value stands (its inherited
+  // projection copied: it lives in a caller's frame).
+  const auto write_shortened = [&](std::string text) {
+    write_json_string(out, text);
+    stats.shortened.push_back(
+        Shortened{.value = &value,
+                  .parent = parent,
+                  .inherited = inherited != nullptr ? std::optional(*inherited) : std::nullopt,
+                  .nesting = nesting,
+                  .path = path,
+                  .shown = std::move(text)});
+  };
   const json::array* array = value.if_array();
   const json::object* object = value.if_object();
   if ((array != nullptr || object != nullptr) && collapses(value, view, nesting)) {
     if (std::optional<std::string> placeholder = collapsed_text(value, path)) {
-      write_json_string(out, *placeholder);
       ++stats.values_collapsed;
-      stats.shortened.push_back(Shortened{.value = &value,
-                                          .parent = parent,
-                                          .inherited = inherited,
-                                          .nesting = nesting,
-                                          .path = path,
-                                          .shown = std::move(*placeholder)});
+      write_shortened(std::move(*placeholder));
       return;
     }
   }
@@ -245,14 +251,8 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   if (const json::string* string = value.if_string();
       string != nullptr && !view.shows_whole(value)) {
     if (auto cut = cut_string(*string, view.max_string_chars, path)) {
-      write_json_string(out, *cut);
       ++stats.strings_cut;
-      stats.shortened.push_back(Shortened{.value = &value,
-                                          .parent = parent,
-                                          .inherited = inherited,
-                                          .nesting = nesting,
-                                          .path = path,
-                                          .shown = std::move(*cut)});
+      write_shortened(std::move(*cut));
       return;
     }
   }
@@ -270,7 +270,8 @@ std::string write_view_at(const Shortened& at, const ValueView& view, const CutM
   std::string out;
   std::string path = at.path;
   ViewStats stats;
-  write_value(out, *at.value, at.parent, view, cuts, path, at.nesting, at.inherited, stats);
+  const FieldList* inherited = at.inherited ? &*at.inherited : nullptr;
+  write_value(out, *at.value, at.parent, view, cuts, path, at.nesting, inherited, stats);
   return out;
 }
 

@@ -94,7 +94,7 @@ inline const ValueView kWholeView{};
 struct Shortened {
   const boost::json::value* value = nullptr;
   const boost::json::array* parent = nullptr;  // when the value is an item of an array
-  const FieldList* inherited = nullptr;        // the projection it stands under
+  std::optional<FieldList> inherited;          // the projection it stands under, if any
   Nesting nesting;
   std::string path;
   std::string shown;  // the text that stands for it
