@@ -62,20 +62,16 @@ bool fits(const AnswerSize& size, const FitBudget& budget) {
          (budget.lines == 0 || size.lines <= budget.lines);
 }
 
-SizeUnit tightest_unit(const AnswerSize& size, const FitBudget& budget) {
-  SizeUnit unit = SizeUnit::kTokens;
-  double most = share(size.tokens, budget.tokens);
+LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget) {
+  LimitShare tightest{.unit = SizeUnit::kTokens, .share = share(size.tokens, budget.tokens)};
   const auto consider = [&](SizeUnit candidate, std::size_t measured, std::size_t limit) {
     const double ratio = share(measured, limit);
-    if (ratio > most) {
-      most = ratio;
-      unit = candidate;
-    }
+    if (ratio > tightest.share) tightest = {.unit = candidate, .share = ratio};
   };
   consider(SizeUnit::kChars, size.chars, budget.chars);
   consider(SizeUnit::kBytes, size.bytes, budget.bytes);
   consider(SizeUnit::kLines, size.lines, budget.lines);
-  return unit;
+  return tightest;
 }
 
 FitBudget text_allowance(const FitBudget& budget, std::size_t reserve_tokens,

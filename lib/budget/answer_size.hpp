@@ -52,9 +52,15 @@ struct FitBudget {
 // Whether `size` is within every limit of `budget`.
 bool fits(const AnswerSize& size, const FitBudget& budget);
 
-// The limit `size` is furthest over (or closest to), relative to the limit: the one that bound
-// an answer cut from something of `size`. Tokens on a tie.
-SizeUnit tightest_unit(const AnswerSize& size, const FitBudget& budget);
+// The limit `size` is furthest over (or closest to), relative to the limit, and the share of it
+// `size` takes (1.0: exactly at the limit). For an original, the limit that bound the answer cut
+// from it; for an answer, how much of the room it uses: its fill (docs/telemetry.md). Tokens on
+// a tie.
+struct LimitShare {
+  SizeUnit unit = SizeUnit::kTokens;
+  double share = 0.0;
+};
+LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget);
 
 // What a piece of text may take in an answer of `budget` after its trailing `_ctxguard` item,
 // which takes about `reserve_tokens` and `reserve_chars` (characters and bytes) and one line:

@@ -42,6 +42,7 @@ void take_record(CallEvent& event, pipeline::CallRecord&& record) {
   event.stages.assign(record.stages.begin(), record.stages.end());
   event.error = std::string(record.error);
   if (record.limit) event.limit = std::string(budget::to_string(*record.limit));
+  if (record.fill) event.fill_pct = 100.0 * *record.fill;
   event.outcome = telemetry::outcome_of(event.kind, event.stages);
 }
 

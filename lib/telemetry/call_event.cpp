@@ -192,6 +192,7 @@ std::string to_json_line(const CallEvent& event) {
   number("final_bytes", event.final_bytes);
   number("items_total", event.items_total);
   number("items_shown", event.items_shown);
+  if (event.fill_pct) fmt::format_to(out, ",\"fill_pct\":{:.2f}", *event.fill_pct);
   flag("over_budget", event.over_budget);
   flag("pagination_used", used_pagination(event.stages));
   flag("summarization_used", used_summarization(event.stages));
@@ -267,6 +268,12 @@ Result<CallEvent> parse_call_event(std::string_view line) {
     if (!read_count(*object, key, *target)) return make_error_code(Error::kInvalidRecord);
   }
   if (!read_tool_list_fields(*object, event)) return make_error_code(Error::kInvalidRecord);
+  if (const json::value* fill = object->if_contains("fill_pct")) {
+    if (!fill->is_number() || fill->to_number<double>() < 0) {
+      return make_error_code(Error::kInvalidRecord);
+    }
+    event.fill_pct = fill->to_number<double>();
+  }
   if (const json::value* over = object->if_contains("over_budget")) {
     if (!over->is_bool()) return make_error_code(Error::kInvalidRecord);
     event.over_budget = over->get_bool();

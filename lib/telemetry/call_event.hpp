@@ -8,13 +8,13 @@
 //   {"time":"2026-11-22T10:04:05.123Z","id":7,"kind":"call","tool":"list_bookings",
 //    "client":"claude-code","mode":"enforce","outcome":"paginated","stages":["compact","paginate"],"budget":4000,
 //    "original_tokens":52011,"final_tokens":3871,"reduction_pct":92.56,"original_bytes":180233,
-//    "final_bytes":14020,"items_total":500,"items_shown":41,"over_budget":true,
+//    "final_bytes":14020,"items_total":500,"items_shown":41,"fill_pct":96.78,"over_budget":true,
 //    "pagination_used":true,"summarization_used":false,"chunking_used":false,
 //    "compaction_used":true,"proxy_ms":1.234,"server_ms":45.6}
 // `server_ms` is absent for fetches (the server is not asked), `client` when the client gave no
 // name, `limit` (the client's limit an answer was held to: "tokens", "chars", "bytes" or
-// "lines") when nothing was rewritten, and `error` present on failed fetches. The *_used flags are
-// derived from `stages`; readers may ignore them.
+// "lines") and `fill_pct` when nothing was rewritten, and `error` present on failed fetches. The
+// *_used flags are derived from `stages`; readers may ignore them.
 
 #include <chrono>
 #include <cstddef>
@@ -87,6 +87,10 @@ struct CallEvent {
   std::size_t final_bytes = 0;     // the line sent to the client
   std::size_t items_total = 0;     // items in the arrays that were cut
   std::size_t items_shown = 0;
+  // How much of its room the answer uses, in percent of the limit it comes closest to (the token
+  // budget or a client's limit; for a chunk of text the chunk size): rewritten first answers and
+  // fetches. Absent when nothing was rewritten.
+  std::optional<double> fill_pct;
   bool over_budget = false;  // the original exceeded the budget (an oversized attempt)
   std::chrono::nanoseconds proxy_latency{0};               // time spent in ctxguard
   std::optional<std::chrono::nanoseconds> server_latency;  // request in -> response out

@@ -56,6 +56,7 @@ std::string format_call_line(const CallEvent& event) {
       event.budget);
   if (event.over_budget) line += " oversized";
   if (!event.limit.empty()) fmt::format_to(std::back_inserter(line), " limit={}", event.limit);
+  if (event.fill_pct) fmt::format_to(std::back_inserter(line), " fill={:.1f}%", *event.fill_pct);
   if (!event.error.empty()) fmt::format_to(std::back_inserter(line), " error={}", event.error);
   if (!event.id.is_null()) {
     fmt::format_to(std::back_inserter(line), " id={}", boost::json::serialize(event.id));

@@ -33,6 +33,17 @@ json::object latency_json(const LatencySummary& latency) {
           {"max", optional_ms(latency.max_ms)}};
 }
 
+json::value optional_hundredths(const std::optional<double>& value) {
+  return value ? json::value(hundredths(*value)) : json::value(nullptr);
+}
+
+json::object fill_json(const FillSummary& fill) {
+  return {{"samples", fill.samples},
+          {"p50", optional_hundredths(fill.p50_pct)},
+          {"p10", optional_hundredths(fill.p10_pct)},
+          {"min", optional_hundredths(fill.min_pct)}};
+}
+
 // `object` gets the group's members after the ones it has (its tool or outcome).
 void add_group_json(json::object& object, const GroupStats& stats) {
   json::object reasons;
@@ -52,6 +63,7 @@ void add_group_json(json::object& object, const GroupStats& stats) {
   object["avg_tokens_out"] = hundredths(stats.average_tokens_out());
   object["proxy_ms"] = latency_json(stats.proxy);
   object["server_ms"] = latency_json(stats.server);
+  object["fill_pct"] = fill_json(stats.fill);
   object["fetches"] = stats.fetches;
   object["fetch_errors"] = stats.fetch_errors;
   object["fetch_errors_by_reason"] = std::move(reasons);
@@ -119,8 +131,14 @@ std::string table_name(std::string_view name) {
 }
 
 std::vector<std::string> group_header(std::string first) {
-  return {std::move(first), "calls",   "rewritten", "oversized",     "tokens in",     "tokens out",
-          "saved",          "saved %", "avg out",   "proxy p50/p95", "server p50/p95"};
+  return {std::move(first), "calls",         "rewritten",      "oversized",
+          "tokens in",      "tokens out",    "saved",          "saved %",
+          "avg out",        "proxy p50/p95", "server p50/p95", "fill p50/p10"};
+}
+
+std::string table_fill(const FillSummary& fill) {
+  if (fill.samples == 0) return "-";
+  return fmt::format("{:.0f}%/{:.0f}%", *fill.p50_pct, *fill.p10_pct);
 }
 
 std::string table_latency(const LatencySummary& latency) {
@@ -139,7 +157,8 @@ std::vector<std::string> group_row(std::string first, const GroupStats& stats) {
           table_percent(stats.saved_percent()),
           fmt::format("{:.0f}", stats.average_tokens_out()),
           table_latency(stats.proxy),
-          table_latency(stats.server)};
+          table_latency(stats.server),
+          table_fill(stats.fill)};
 }
 
 std::string fetch_line(const GroupStats& stats) {
@@ -165,6 +184,10 @@ std::string csv_field(std::string_view text) {
 
 std::string csv_ms(const std::optional<double>& value) {
   return value ? fmt::format("{}", ms(*value)) : "";
+}
+
+std::string csv_hundredths(const std::optional<double>& value) {
+  return value ? fmt::format("{}", hundredths(*value)) : "";
 }
 
 }  // namespace
@@ -284,16 +307,19 @@ std::string format_csv(const StatsReport& report) {
   std::string out =
       "tool,outcome,calls,server_calls,rewritten,over_budget,tokens_in,tokens_out,tokens_saved,"
       "saved_pct,bytes_in,bytes_out,avg_tokens_out,proxy_p50_ms,proxy_p95_ms,proxy_max_ms,"
-      "server_p50_ms,server_p95_ms,server_max_ms,fetches,fetch_errors\n";
+      "server_p50_ms,server_p95_ms,server_max_ms,fetches,fetch_errors,fill_samples,fill_p50_pct,"
+      "fill_p10_pct,fill_min_pct\n";
   for (const ToolOutcomeStats& group : report.groups) {
     const GroupStats& s = group.stats;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       csv_field(group.key.tool), to_string(group.key.outcome), s.calls,
-                       s.server_calls, s.rewritten, s.over_budget, s.tokens_in, s.tokens_out,
-                       s.tokens_saved(), hundredths(s.saved_percent()), s.bytes_in, s.bytes_out,
-                       hundredths(s.average_tokens_out()), csv_ms(s.proxy.p50_ms),
-                       csv_ms(s.proxy.p95_ms), csv_ms(s.proxy.max_ms), csv_ms(s.server.p50_ms),
-                       csv_ms(s.server.p95_ms), csv_ms(s.server.max_ms), s.fetches, s.fetch_errors);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        csv_field(group.key.tool), to_string(group.key.outcome), s.calls, s.server_calls,
+        s.rewritten, s.over_budget, s.tokens_in, s.tokens_out, s.tokens_saved(),
+        hundredths(s.saved_percent()), s.bytes_in, s.bytes_out, hundredths(s.average_tokens_out()),
+        csv_ms(s.proxy.p50_ms), csv_ms(s.proxy.p95_ms), csv_ms(s.proxy.max_ms),
+        csv_ms(s.server.p50_ms), csv_ms(s.server.p95_ms), csv_ms(s.server.max_ms), s.fetches,
+        s.fetch_errors, s.fill.samples, csv_hundredths(s.fill.p50_pct),
+        csv_hundredths(s.fill.p10_pct), csv_hundredths(s.fill.min_pct));
   }
   return out;
 }
@@ -326,6 +352,13 @@ std::string format_table(const StatsReport& report) {
   out += fmt::format("  server latency  p50 {} ms, p95 {} ms ({} timed)\n",
                      table_ms(total.server.p50_ms), table_ms(total.server.p95_ms),
                      total.server.samples);
+  if (total.fill.samples == 0) {
+    out += "  budget fill     no answer cut to fit\n";
+  } else {
+    out += fmt::format(
+        "  budget fill     p50 {:.1f}%, p10 {:.1f}%, min {:.1f}% ({} cut or paged)\n",
+        *total.fill.p50_pct, *total.fill.p10_pct, *total.fill.min_pct, total.fill.samples);
+  }
   out += fmt::format("  fetches         {}\n", fetch_line(total));
   const ObserveStats& observe = report.observe;
   if (observe.calls == 0) {

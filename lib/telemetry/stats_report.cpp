@@ -52,6 +52,23 @@ LatencySummary summarize(std::vector<double>& samples) {
   return summary;
 }
 
+FillSummary summarize_fill(std::vector<double>& samples) {
+  FillSummary summary;
+  summary.samples = samples.size();
+  summary.p50_pct = nearest_rank(samples, 50);
+  summary.p10_pct = nearest_rank(samples, 10);
+  summary.min_pct = nearest_rank(samples, 0);
+  return summary;
+}
+
+// Whether a record's fill counts: answers that gave something up to fit, and fetched pages.
+// A compacted answer fit whole, so the room it leaves says nothing about the fit.
+bool fill_counts(const CallEvent& event) {
+  return event.fill_pct &&
+         (event.outcome == Outcome::kPaginated || event.outcome == Outcome::kSummarized ||
+          event.outcome == Outcome::kChunked || event.outcome == Outcome::kFetched);
+}
+
 // Builds one coarser group from several buckets: sums added, samples pooled for the percentiles.
 class GroupBuilder {
  public:
@@ -60,11 +77,13 @@ class GroupBuilder {
     add_sums(stats_, bucket.sums);
     proxy_ms_.insert(proxy_ms_.end(), bucket.proxy_ms.begin(), bucket.proxy_ms.end());
     server_ms_.insert(server_ms_.end(), bucket.server_ms.begin(), bucket.server_ms.end());
+    fill_pct_.insert(fill_pct_.end(), bucket.fill_pct.begin(), bucket.fill_pct.end());
   }
 
   GroupStats finish() {
     stats_.proxy = summarize(proxy_ms_);
     stats_.server = summarize(server_ms_);
+    stats_.fill = summarize_fill(fill_pct_);
     return std::move(stats_);
   }
 
@@ -72,6 +91,7 @@ class GroupBuilder {
   GroupStats stats_;
   std::vector<double> proxy_ms_;
   std::vector<double> server_ms_;
+  std::vector<double> fill_pct_;
 };
 
 // Sorts groups named by `name_of` with the most tokens saved first; ties by name, so the order is
@@ -191,6 +211,7 @@ void StatsAccumulator::count(Bucket& bucket, const CallEvent& event) {
   sums.bytes_out += event.final_bytes;
   bucket.proxy_ms.push_back(milliseconds(event.proxy_latency));
   if (event.server_latency) bucket.server_ms.push_back(milliseconds(*event.server_latency));
+  if (fill_counts(event)) bucket.fill_pct.push_back(*event.fill_pct);
 }
 
 bool StatsAccumulator::add(const CallEvent& event) {
@@ -256,6 +277,7 @@ StatsReport StatsAccumulator::report() {
       GroupStats group = bucket.sums;
       group.proxy = summarize(bucket.proxy_ms);
       group.server = summarize(bucket.server_ms);
+      group.fill = summarize_fill(bucket.fill_pct);
       report.groups.push_back({{tool, kAllOutcomes[i]}, std::move(group)});
     }
     report.tools.push_back({tool, by_tool.finish()});

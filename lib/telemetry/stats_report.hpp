@@ -57,6 +57,16 @@ struct LatencySummary {
 // there are no samples. Reorders `samples`.
 std::optional<double> nearest_rank(std::vector<double>& samples, double percent);
 
+// How much of their room the answers that gave something up to fit used (CallEvent::fill_pct of
+// the paginated, summarized, chunked and fetched records), in percent; nearest-rank, the low end
+// because that is where room is left unused. All absent without samples.
+struct FillSummary {
+  std::size_t samples = 0;
+  std::optional<double> p50_pct;
+  std::optional<double> p10_pct;
+  std::optional<double> min_pct;
+};
+
 // The enforce-mode numbers of one group of records.
 struct GroupStats {
   std::size_t calls = 0;
@@ -72,6 +82,7 @@ struct GroupStats {
   std::map<std::string, std::size_t> fetch_errors_by_reason;  // "unknown" when a record has none
   LatencySummary proxy;                                       // proxy_ms of every record
   LatencySummary server;  // server_ms of the records that have it
+  FillSummary fill;
 
   // Negative when the answers grew (metadata on small results).
   std::int64_t tokens_saved() const;
@@ -171,9 +182,10 @@ class StatsAccumulator {
   // One (tool, outcome) group: the sums, and the samples its percentiles and those of every
   // coarser group are taken from.
   struct Bucket {
-    GroupStats sums;  // proxy and server left empty
+    GroupStats sums;  // proxy, server and fill left empty
     std::vector<double> proxy_ms;
     std::vector<double> server_ms;
+    std::vector<double> fill_pct;
   };
   // Indexed by Outcome; a bucket without calls was not seen.
   using ToolBuckets = std::array<Bucket, std::size(kAllOutcomes)>;

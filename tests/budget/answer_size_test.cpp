@@ -9,6 +9,7 @@
 
 using ctxguard::budget::AnswerSize;
 using ctxguard::budget::FitBudget;
+using ctxguard::budget::LimitShare;
 using ctxguard::budget::prefix_within;
 using ctxguard::budget::SizeUnit;
 using ctxguard::budget::TextMeasure;
@@ -57,9 +58,17 @@ TEST_CASE("answer size: an answer fits when it is within every limit set") {
   REQUIRE_FALSE(fits(AnswerSize{.tokens = 1, .chars = 401, .bytes = 1, .lines = 1}, budget));
   REQUIRE_FALSE(fits(AnswerSize{.tokens = 1, .chars = 1, .bytes = 1, .lines = 11}, budget));
   // The limit that bound: the one furthest over, relative to itself; tokens on a tie.
-  REQUIRE(tightest_unit({.tokens = 200, .chars = 1200, .lines = 5}, budget) == SizeUnit::kChars);
-  REQUIRE(tightest_unit({.tokens = 200, .chars = 800, .lines = 5}, budget) == SizeUnit::kTokens);
-  REQUIRE(tightest_unit({.tokens = 10, .chars = 10, .lines = 50}, budget) == SizeUnit::kLines);
+  REQUIRE(tightest_limit({.tokens = 200, .chars = 1200, .lines = 5}, budget).unit ==
+          SizeUnit::kChars);
+  REQUIRE(tightest_limit({.tokens = 200, .chars = 800, .lines = 5}, budget).unit ==
+          SizeUnit::kTokens);
+  const LimitShare lines = tightest_limit({.tokens = 10, .chars = 10, .lines = 50}, budget);
+  REQUIRE(lines.unit == SizeUnit::kLines);
+  REQUIRE(lines.share == 5.0);
+  // An answer's fill: the share of the limit it comes closest to.
+  const LimitShare fill = tightest_limit({.tokens = 90, .chars = 380, .lines = 4}, budget);
+  REQUIRE(fill.unit == SizeUnit::kChars);
+  REQUIRE(fill.share == 0.95);
   REQUIRE(to_string(SizeUnit::kBytes) == "bytes");
 }
 

@@ -68,6 +68,12 @@ TEST_CASE("property: answers fit random limits in every unit, and every value st
         *rewritten->record.limit != ctxguard::budget::SizeUnit::kTokens) {
       ++bound_by_text;
     }
+    if (rewritten) {  // its fill: the share of the limit it comes closest to; past the budget
+      REQUIRE(rewritten->record.fill);  // only as far as the hard cap lets the least answer go
+      REQUIRE(*rewritten->record.fill > 0.0);
+      REQUIRE(*rewritten->record.fill <=
+              static_cast<double>(budget.hard_cap) / static_cast<double>(budget.token_budget));
+    }
     if (first == nullptr) continue;
     ValueResolver resolver(fixture, fixture.budget.token_budget);
     REQUIRE(resolver.rebuild(*first) == value);
@@ -89,6 +95,11 @@ TEST_CASE("property: chunked text fits random limits in every unit, and rebuilds
     REQUIRE(rewritten);
     const json::object& answer = rewritten->result;
     require_within(fixture, answer, budget.token_budget);
+    // Its fill: of the chunk size and the reserve for its `_ctxguard` item, which the cursors of
+    // a chunk can pass by a little.
+    REQUIRE(rewritten->record.fill);
+    REQUIRE(*rewritten->record.fill > 0.5);
+    REQUIRE(*rewritten->record.fill <= 1.1);
     REQUIRE(rebuild_text(fixture, answer, 0) == text);
     // Line ranges and line searches from the first cursor fit too.
     const json::value cursor = parse(text_at(answer, 1)).at("_ctxguard").at("nextCursor");

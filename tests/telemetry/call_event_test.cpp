@@ -27,6 +27,7 @@ CallEvent paginated_call() {
   event.final_bytes = 14020;
   event.items_total = 500;
   event.items_shown = 41;
+  event.fill_pct = 96.784;
   event.over_budget = true;
   event.proxy_latency = 1234567ns;
   event.server_latency = 45600us;
@@ -49,6 +50,7 @@ TEST_CASE("call_event: a record is one JSON line with the seeds' fields and no p
   CHECK(object.at("original_tokens") == 52011);
   CHECK(object.at("final_tokens") == 3871);
   CHECK(object.at("reduction_pct").as_double() == Approx(92.56));
+  CHECK(object.at("fill_pct").as_double() == 96.78);
   CHECK(object.at("over_budget") == true);
   CHECK(object.at("pagination_used") == true);
   CHECK(object.at("summarization_used") == false);
@@ -78,6 +80,7 @@ TEST_CASE("call_event: a written record reads back equal") {
   CHECK(back->final_bytes == event.final_bytes);
   CHECK(back->items_total == 500);
   CHECK(back->items_shown == 41);
+  CHECK(back->fill_pct == 96.78);
   CHECK(back->over_budget);
   CHECK(back->proxy_latency == 1235us);
   REQUIRE(back->server_latency.has_value());
@@ -97,6 +100,7 @@ TEST_CASE("call_event: a failed fetch keeps its reason and has no server time") 
   CHECK(line.find("server_ms") == std::string::npos);
   CHECK(line.find("client") == std::string::npos);  // a client that gave no name
   CHECK(line.find("limit") == std::string::npos);   // nothing rewritten
+  CHECK(line.find("fill_pct") == std::string::npos);
   auto back = parse_call_event(line);
   REQUIRE(back.has_value());
   CHECK(back->outcome == Outcome::kFetchFailed);
@@ -127,6 +131,9 @@ TEST_CASE("call_event: lines that are not records are refused with a reason") {
             .error() == ctxguard::Error::kInvalidRecord);
   CHECK(parse_call_event(
             R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"t","outcome":"odd"})")
+            .error() == ctxguard::Error::kInvalidRecord);
+  CHECK(parse_call_event(R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"t",)"
+                         R"("outcome":"paginated","fill_pct":"full"})")
             .error() == ctxguard::Error::kInvalidRecord);
   CHECK(parse_call_event(R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"t",)"
                          R"("outcome":"passthrough","final_tokens":-3})")

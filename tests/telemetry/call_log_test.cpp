@@ -40,3 +40,11 @@ TEST_CASE("call_log: the client's name comes quoted, before the latencies") {
   CHECK(format_call_line(event).ends_with(
       " client=\"Visual Studio Code proxy_ms=0\" proxy_ms=0.259"));
 }
+
+TEST_CASE("call_log: a rewritten answer says the limit it was held to and how much of it it uses") {
+  CallEvent event = fetched();
+  event.limit = "tokens";
+  event.fill_pct = 97.45;
+  CHECK(format_call_line(event).find(" budget=4000 limit=tokens fill=97.5% id=4 ") !=
+        std::string::npos);
+}

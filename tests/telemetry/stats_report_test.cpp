@@ -31,18 +31,20 @@ namespace {
 //   enforce tokens out  4000+ 3000+1000+2500+0+ 3500+ 2000+4100+60 =  20160 (saved 99940, 83.21%)
 //   proxy ms sorted: 0.1 0.2 0.5 0.8 1.0 1.5 2.0 3.0 4.0 -> p50 = 5th = 1.0, p95 = 9th = 4.0
 //   server ms sorted: 10 15 20 30 40 60 500 -> p50 = 4th = 30, p95 = 7th = 500
+//   fill of the answers cut to fit or fetched: 88 95 96.5 99 -> p50 = 2nd = 95, p10 = 1st = 88
+//   (the compacted answer's 40 and the observe record's 97 do not count)
 constexpr const char* kRecords =
-    R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"list_bookings","outcome":"paginated","original_tokens":50000,"final_tokens":4000,"original_bytes":180000,"final_bytes":14000,"over_budget":true,"proxy_ms":2.0,"server_ms":40.0}
-{"time":"2026-11-22T10:05:00Z","kind":"call","tool":"list_bookings","outcome":"summarized","original_tokens":20000,"final_tokens":3000,"original_bytes":70000,"final_bytes":10000,"over_budget":true,"proxy_ms":4.0,"server_ms":60.0}
+    R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"list_bookings","outcome":"paginated","original_tokens":50000,"final_tokens":4000,"original_bytes":180000,"final_bytes":14000,"fill_pct":96.5,"over_budget":true,"proxy_ms":2.0,"server_ms":40.0}
+{"time":"2026-11-22T10:05:00Z","kind":"call","tool":"list_bookings","outcome":"summarized","original_tokens":20000,"final_tokens":3000,"original_bytes":70000,"final_bytes":10000,"fill_pct":88.0,"over_budget":true,"proxy_ms":4.0,"server_ms":60.0}
 {"time":"2026-11-22T10:10:00Z","kind":"call","tool":"list_bookings","outcome":"passthrough","original_tokens":1000,"final_tokens":1000,"original_bytes":3000,"final_bytes":3000,"proxy_ms":0.5,"server_ms":20.0}
-{"time":"2026-11-22T10:15:00Z","kind":"call","tool":"get_guest","outcome":"compacted","original_tokens":3000,"final_tokens":2500,"original_bytes":9000,"final_bytes":7000,"proxy_ms":1.0,"server_ms":30.0}
+{"time":"2026-11-22T10:15:00Z","kind":"call","tool":"get_guest","outcome":"compacted","original_tokens":3000,"final_tokens":2500,"original_bytes":9000,"final_bytes":7000,"fill_pct":40.0,"proxy_ms":1.0,"server_ms":30.0}
 {"time":"2026-11-22T10:20:00Z","kind":"call","tool":"get_guest","outcome":"error","original_bytes":200,"final_bytes":200,"proxy_ms":0.2,"server_ms":10.0}
 {"time":"2026-11-22T10:22:00Z","kind":"call","tool":"get_guest"}
-{"time":"2026-11-22T10:25:00Z","kind":"task","tool":"export_report","outcome":"chunked","original_tokens":30000,"final_tokens":3500,"original_bytes":100000,"final_bytes":12000,"over_budget":true,"proxy_ms":3.0,"server_ms":500.0}
+{"time":"2026-11-22T10:25:00Z","kind":"task","tool":"export_report","outcome":"chunked","original_tokens":30000,"final_tokens":3500,"original_bytes":100000,"final_bytes":12000,"fill_pct":95.0,"over_budget":true,"proxy_ms":3.0,"server_ms":500.0}
 {"time":"2026-11-22T10:30:00Z","kind":"resource","tool":"file:///logs/app,2026.log","outcome":"chunked","original_tokens":12000,"final_tokens":2000,"original_bytes":48000,"final_bytes":8000,"over_budget":true,"proxy_ms":1.5,"server_ms":15.0}
 
-{"time":"2026-11-22T10:35:00Z","kind":"fetch","tool":"ctxguard_fetch:list_bookings","outcome":"fetched","original_tokens":4100,"final_tokens":4100,"original_bytes":14500,"final_bytes":14500,"proxy_ms":0.8}
-{"time":"2026-11-22T10:45:00Z","kind":"call","tool":"list_bookings","mode":"observe","outcome":"paginated","original_tokens":40000,"final_tokens":3800,"original_bytes":150000,"final_bytes":13000,"over_budget":true,"proxy_ms":2.5,"server_ms":35.0}
+{"time":"2026-11-22T10:35:00Z","kind":"fetch","tool":"ctxguard_fetch:list_bookings","outcome":"fetched","original_tokens":4100,"final_tokens":4100,"original_bytes":14500,"final_bytes":14500,"fill_pct":99.0,"proxy_ms":0.8}
+{"time":"2026-11-22T10:45:00Z","kind":"call","tool":"list_bookings","mode":"observe","outcome":"paginated","original_tokens":40000,"final_tokens":3800,"original_bytes":150000,"final_bytes":13000,"fill_pct":97.0,"over_budget":true,"proxy_ms":2.5,"server_ms":35.0}
 {"time":"2026-11-22T10:40:00Z","kind":"fetch","tool":"ctxguard_fetch:list_bookings","outcome":"fetch-error","final_tokens":60,"final_bytes":250,"proxy_ms":0.1,"error":"expired"}
 )";
 
@@ -379,6 +381,29 @@ TEST_CASE("stats: the JSON document carries the same numbers under snake_case na
   CHECK(document.at("groups").as_array().size() == 9);
 }
 
+TEST_CASE("stats: budget fill is taken over the answers cut to fit and the fetched pages") {
+  const StatsReport report = report_of();
+  CHECK(report.total.fill.samples == 4);
+  CHECK(report.total.fill.p50_pct == 95.0);
+  CHECK(report.total.fill.p10_pct == 88.0);
+  CHECK(report.total.fill.min_pct == 88.0);
+  const GroupStats& bookings = tool_named(report, "list_bookings").stats;
+  CHECK(bookings.fill.samples == 2);
+  CHECK(bookings.fill.p50_pct == 88.0);
+  CHECK(tool_named(report, "get_guest").stats.fill.samples == 0);  // compacted: it fit whole
+  CHECK(outcome_named(report, Outcome::kFetched).fill.p50_pct == 99.0);
+
+  const json::value document = json::parse(format_json(report));
+  CHECK(document.at("total").at("fill_pct").at("p50").as_double() == 95.0);
+  CHECK(document.at("total").at("fill_pct").at("samples") == 4);
+  CHECK(document.at("tools").at(2).at("fill_pct").at("p10").is_null());  // the resource: none
+  const std::string table = format_table(report);
+  CHECK_THAT(table, Catch::Contains("budget fill     p50 95.0%, p10 88.0%, min 88.0% (4 cut or "
+                                    "paged)"));
+  CHECK_THAT(table, Catch::Contains("fill p50/p10"));
+  CHECK_THAT(format_csv(report), Catch::Contains(",0,0,1,96.5,96.5,96.5\n"));
+}
+
 TEST_CASE("stats: CSV has one header and one row per tool and outcome, tool names quoted") {
   const std::string csv = format_csv(report_of());
   std::istringstream lines(csv);
@@ -387,11 +412,12 @@ TEST_CASE("stats: CSV has one header and one row per tool and outcome, tool name
   CHECK(header ==
         "tool,outcome,calls,server_calls,rewritten,over_budget,tokens_in,tokens_out,"
         "tokens_saved,saved_pct,bytes_in,bytes_out,avg_tokens_out,proxy_p50_ms,proxy_p95_ms,"
-        "proxy_max_ms,server_p50_ms,server_p95_ms,server_max_ms,fetches,fetch_errors");
+        "proxy_max_ms,server_p50_ms,server_p95_ms,server_max_ms,fetches,fetch_errors,"
+        "fill_samples,fill_p50_pct,fill_p10_pct,fill_min_pct");
   CHECK_THAT(csv, Catch::Contains("\n\"file:///logs/app,2026.log\",chunked,1,1,1,1,12000,2000,"
-                                  "10000,83.33,48000,8000,2000,1.5,1.5,1.5,15,15,15,0,0\n"));
+                                  "10000,83.33,48000,8000,2000,1.5,1.5,1.5,15,15,15,0,0,0,,,\n"));
   CHECK_THAT(csv, Catch::Contains("\nctxguard_fetch:list_bookings,fetch-error,1,0,0,0,0,60,-60,0,"
-                                  "0,250,60,0.1,0.1,0.1,,,,1,1\n"));
+                                  "0,250,60,0.1,0.1,0.1,,,,1,1,0,,,\n"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 10);
 }
 

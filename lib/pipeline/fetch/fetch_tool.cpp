@@ -66,8 +66,10 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
     refuse(answer, *refusal);
   } else {
     // The limit the answer came closest to: the one that decided how much it holds.
-    answer.record.limit = budget::tightest_unit(
+    const budget::LimitShare closest = budget::tightest_limit(
         result_size(answer.result, answer.record.final_tokens), budget::FitBudget::of(budget));
+    answer.record.limit = closest.unit;
+    answer.record.fill = closest.share;
   }
   return answer;
 }
