@@ -58,16 +58,6 @@ json::object join_text_items(const json::object& result) {
   return joined;
 }
 
-// The room an answer was written for, which its fill is measured against: the budget, and for a
-// chunk of text the chunk size with its `_ctxguard` item (docs/telemetry.md, Call records).
-FitBudget room_of(const CallRecord& record, const config::BudgetSettings& budget) {
-  FitBudget room = FitBudget::of(budget);
-  if (std::find(record.stages.begin(), record.stages.end(), "chunk") != record.stages.end()) {
-    room.tokens = std::min(room.tokens, chunk_tokens(budget) + kChunkMetadataTokens);
-  }
-  return room;
-}
-
 }  // namespace
 
 std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
@@ -109,7 +99,7 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
     CallRecord& record = rewritten->record;
     record.limit = budget::tightest_limit(size, FitBudget::of(budget)).unit;
     record.fill = budget::tightest_limit(size_of(rewritten->result, record.final_tokens),
-                                         room_of(record, budget))
+                                         FitBudget::of(budget))
                       .share;
   }
   return rewritten;

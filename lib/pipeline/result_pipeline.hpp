@@ -57,8 +57,8 @@ struct CallRecord {
   // The client's limit the answer was held to: for a first answer the one its original was
   // furthest over, for a fetch the one its answer came closest to.
   std::optional<budget::SizeUnit> limit;
-  // The share of its room the answer takes in the unit it comes closest to (1.0: all of it):
-  // the budget, or for a chunk of text the chunk size. Rewritten first answers and fetches.
+  // The share of the budget the answer takes in the unit it comes closest to (1.0: all of it).
+  // Rewritten first answers and fetches.
   std::optional<double> fill;
 };
 

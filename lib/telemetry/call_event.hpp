@@ -87,9 +87,9 @@ struct CallEvent {
   std::size_t final_bytes = 0;     // the line sent to the client
   std::size_t items_total = 0;     // items in the arrays that were cut
   std::size_t items_shown = 0;
-  // How much of its room the answer uses, in percent of the limit it comes closest to (the token
-  // budget or a client's limit; for a chunk of text the chunk size): rewritten first answers and
-  // fetches. Absent when nothing was rewritten.
+  // How much of the budget the answer uses, in percent of the limit it comes closest to (the
+  // token budget or a client's limit): rewritten first answers and fetches. Absent when nothing
+  // was rewritten.
   std::optional<double> fill_pct;
   bool over_budget = false;  // the original exceeded the budget (an oversized attempt)
   std::chrono::nanoseconds proxy_latency{0};               // time spent in ctxguard

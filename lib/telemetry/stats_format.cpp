@@ -353,10 +353,10 @@ std::string format_table(const StatsReport& report) {
                      table_ms(total.server.p50_ms), table_ms(total.server.p95_ms),
                      total.server.samples);
   if (total.fill.samples == 0) {
-    out += "  budget fill     no answer cut to fit\n";
+    out += "  budget fill     no answer paginated or summarized\n";
   } else {
     out += fmt::format(
-        "  budget fill     p50 {:.1f}%, p10 {:.1f}%, min {:.1f}% ({} cut or paged)\n",
+        "  budget fill     p50 {:.1f}%, p10 {:.1f}%, min {:.1f}% ({} answers cut to fit)\n",
         *total.fill.p50_pct, *total.fill.p10_pct, *total.fill.min_pct, total.fill.samples);
   }
   out += fmt::format("  fetches         {}\n", fetch_line(total));

@@ -61,12 +61,12 @@ FillSummary summarize_fill(std::vector<double>& samples) {
   return summary;
 }
 
-// Whether a record's fill counts: answers that gave something up to fit, and fetched pages.
-// A compacted answer fit whole, so the room it leaves says nothing about the fit.
+// Whether a record's fill counts: first answers whose size the fit decided. A compacted answer
+// fit whole; a chunk is sized by chunkSize; a fetch asks for a page, a line range, a value or a
+// search whose size is the model's choice: the room they leave says nothing about the fit.
 bool fill_counts(const CallEvent& event) {
   return event.fill_pct &&
-         (event.outcome == Outcome::kPaginated || event.outcome == Outcome::kSummarized ||
-          event.outcome == Outcome::kChunked || event.outcome == Outcome::kFetched);
+         (event.outcome == Outcome::kPaginated || event.outcome == Outcome::kSummarized);
 }
 
 // Builds one coarser group from several buckets: sums added, samples pooled for the percentiles.

@@ -57,9 +57,9 @@ struct LatencySummary {
 // there are no samples. Reorders `samples`.
 std::optional<double> nearest_rank(std::vector<double>& samples, double percent);
 
-// How much of their room the answers that gave something up to fit used (CallEvent::fill_pct of
-// the paginated, summarized, chunked and fetched records), in percent; nearest-rank, the low end
-// because that is where room is left unused. All absent without samples.
+// How much of the budget the answers the fit sized used (CallEvent::fill_pct of the paginated and
+// summarized records), in percent; nearest-rank, the low end because that is where room is left
+// unused. All absent without samples.
 struct FillSummary {
   std::size_t samples = 0;
   std::optional<double> p50_pct;

@@ -340,7 +340,7 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     assert.ok(Math.abs(paged.fill_pct - (100 * paged.final_tokens) / BUDGET) <= 0.01, `fill_pct ${paged.fill_pct}`);
     assert.equal(paged.items_shown, 50);
     assert.ok(paged.fill_pct > 0 && paged.fill_pct <= 100, `fill_pct ${paged.fill_pct}`);
-    assert.ok(chunked.fill_pct > 50, `the chunk's fill ${chunked.fill_pct}`);
+    assert.ok(chunked.fill_pct > 0 && chunked.fill_pct <= 100, `the chunk's fill ${chunked.fill_pct}`);
   });
 
   test('no payload: the canary in the files\' names and contents, the arguments and the data folder\'s path are not in the file', T, () => {
@@ -365,8 +365,9 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     assert.equal(json.total.calls, 7);
     assert.equal(json.total.server_calls, 5);
     assert.equal(json.total.rewritten, 2);
-    const filled = records.filter((r) => r.fill_pct !== undefined && ['paginated', 'summarized', 'chunked', 'fetched'].includes(r.outcome));
-    assert.ok(filled.length >= 3, `${filled.length} records with a fill`);
+    // The fill is taken over the answers the fit sized: the page (a chunk, a fetch: their request).
+    const filled = records.filter((r) => r.fill_pct !== undefined && ['paginated', 'summarized'].includes(r.outcome));
+    assert.ok(filled.length >= 1, `${filled.length} records with a fill`);
     assert.equal(json.total.fill_pct.samples, filled.length);
     assert.equal(json.total.fill_pct.min, Math.min(...filled.map((r) => r.fill_pct)));
     assert.equal(json.total.over_budget, records.filter((r) => r.over_budget).length);

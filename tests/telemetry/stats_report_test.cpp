@@ -31,8 +31,8 @@ namespace {
 //   enforce tokens out  4000+ 3000+1000+2500+0+ 3500+ 2000+4100+60 =  20160 (saved 99940, 83.21%)
 //   proxy ms sorted: 0.1 0.2 0.5 0.8 1.0 1.5 2.0 3.0 4.0 -> p50 = 5th = 1.0, p95 = 9th = 4.0
 //   server ms sorted: 10 15 20 30 40 60 500 -> p50 = 4th = 30, p95 = 7th = 500
-//   fill of the answers cut to fit or fetched: 88 95 96.5 99 -> p50 = 2nd = 95, p10 = 1st = 88
-//   (the compacted answer's 40 and the observe record's 97 do not count)
+//   fill of the answers the fit sized: 88 96.5 -> p50 = 1st = 88, p10 = 1st = 88 (the compacted
+//   answer's 40, the chunk's 95, the fetch's 99 and the observe record's 97 do not count)
 constexpr const char* kRecords =
     R"({"time":"2026-11-22T10:00:00Z","kind":"call","tool":"list_bookings","outcome":"paginated","original_tokens":50000,"final_tokens":4000,"original_bytes":180000,"final_bytes":14000,"fill_pct":96.5,"over_budget":true,"proxy_ms":2.0,"server_ms":40.0}
 {"time":"2026-11-22T10:05:00Z","kind":"call","tool":"list_bookings","outcome":"summarized","original_tokens":20000,"final_tokens":3000,"original_bytes":70000,"final_bytes":10000,"fill_pct":88.0,"over_budget":true,"proxy_ms":4.0,"server_ms":60.0}
@@ -381,25 +381,26 @@ TEST_CASE("stats: the JSON document carries the same numbers under snake_case na
   CHECK(document.at("groups").as_array().size() == 9);
 }
 
-TEST_CASE("stats: budget fill is taken over the answers cut to fit and the fetched pages") {
+TEST_CASE("stats: budget fill is taken over the answers the fit sized") {
   const StatsReport report = report_of();
-  CHECK(report.total.fill.samples == 4);
-  CHECK(report.total.fill.p50_pct == 95.0);
+  CHECK(report.total.fill.samples == 2);
+  CHECK(report.total.fill.p50_pct == 88.0);
   CHECK(report.total.fill.p10_pct == 88.0);
   CHECK(report.total.fill.min_pct == 88.0);
   const GroupStats& bookings = tool_named(report, "list_bookings").stats;
   CHECK(bookings.fill.samples == 2);
-  CHECK(bookings.fill.p50_pct == 88.0);
-  CHECK(tool_named(report, "get_guest").stats.fill.samples == 0);  // compacted: it fit whole
-  CHECK(outcome_named(report, Outcome::kFetched).fill.p50_pct == 99.0);
+  CHECK(outcome_named(report, Outcome::kPaginated).fill.p50_pct == 96.5);
+  CHECK(tool_named(report, "get_guest").stats.fill.samples == 0);     // compacted: it fit whole
+  CHECK(outcome_named(report, Outcome::kChunked).fill.samples == 0);  // sized by chunkSize
+  CHECK(outcome_named(report, Outcome::kFetched).fill.samples == 0);  // sized by its request
 
   const json::value document = json::parse(format_json(report));
-  CHECK(document.at("total").at("fill_pct").at("p50").as_double() == 95.0);
-  CHECK(document.at("total").at("fill_pct").at("samples") == 4);
-  CHECK(document.at("tools").at(2).at("fill_pct").at("p10").is_null());  // the resource: none
+  CHECK(document.at("total").at("fill_pct").at("p50").as_double() == 88.0);
+  CHECK(document.at("total").at("fill_pct").at("samples") == 2);
+  CHECK(document.at("tools").at(1).at("fill_pct").at("p10").is_null());  // a chunk: none
   const std::string table = format_table(report);
-  CHECK_THAT(table, Catch::Contains("budget fill     p50 95.0%, p10 88.0%, min 88.0% (4 cut or "
-                                    "paged)"));
+  CHECK_THAT(table, Catch::Contains("budget fill     p50 88.0%, p10 88.0%, min 88.0% (2 answers "
+                                    "cut to fit)"));
   CHECK_THAT(table, Catch::Contains("fill p50/p10"));
   CHECK_THAT(format_csv(report), Catch::Contains(",0,0,1,96.5,96.5,96.5\n"));
 }
