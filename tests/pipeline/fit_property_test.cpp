@@ -1,14 +1,17 @@
 // Properties of the best answer that fits (docs/protocol.md sections 2.2-2.3, 6): the same result
 // and settings give the same answer in every process, byte for byte apart from the cursor strings;
-// values the levels shortened are given back while they fit.
+// values the levels shortened are given back while they fit; more budget never shows less; a
+// page of a listing uses the room, or its next item does not fit.
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "pipeline_fixture.hpp"
 #include "support/json_pointer.hpp"
 #include "value_generator.hpp"
+#include "value_resolver.hpp"
 
 using namespace ctxguard::pipeline::testing;
 namespace json = boost::json;
@@ -145,4 +148,185 @@ TEST_CASE("property: values the levels shortened are given back while they fit: 
     }
   }
   REQUIRE(checked >= 50);
+}
+
+namespace {
+
+// A result of query rows (value_generator.hpp's rows: a small nested `notes.history`).
+json::object rows_result(std::uint32_t seed) {
+  ValueGenerator generator(seed);
+  return text_result(ctxguard::to_json(json::object{{"rows", generator.rows(120 + 13 * seed)}}));
+}
+
+// The documents of listings the page properties run over: the generator's records (seeds 3, 6,
+// 9, 12: medium notes, a nested owner, now and then a long text) and query rows.
+std::vector<json::object> listing_results() {
+  std::vector<json::object> results;
+  for (const std::uint32_t seed : {3u, 6u, 9u, 12u}) results.push_back(generated_result(seed));
+  for (const std::uint32_t seed : {1u, 2u, 3u}) results.push_back(rows_result(seed));
+  return results;
+}
+
+// What a first answer over a listing shows: the items of its one array, and what it costs in
+// each unit a client may limit.
+struct Shown {
+  json::value answer;      // content[0] parsed
+  std::string array_key;   // the listing's member ("items", "rows")
+  std::size_t items = 0;   // items on the page
+  std::size_t tokens = 0;  // the answer, as the estimator counts it
+  ctxguard::budget::AnswerSize size;
+  std::vector<std::string> omitted;  // the fields projection left out, sorted
+};
+
+// Whether `more` holds every field of `fewer` (both sorted).
+bool includes(const std::vector<std::string>& more, const std::vector<std::string>& fewer) {
+  return std::includes(more.begin(), more.end(), fewer.begin(), fewer.end());
+}
+
+Shown shown_of(const json::object& answer) {
+  Shown shown;
+  shown.answer = parse(text_at(answer, 0));
+  for (const auto& member : shown.answer.as_object()) {
+    if (member.value().is_array()) {
+      shown.array_key = member.key();
+      shown.items = member.value().as_array().size();
+      break;
+    }
+  }
+  if (const json::value* projections =
+          shown.answer.at("_ctxguard").as_object().if_contains("projections")) {
+    for (const json::value& projection : projections->as_array()) {
+      for (const json::value& field : projection.at("omittedFields").as_array()) {
+        shown.omitted.emplace_back(field.as_string());
+      }
+    }
+  }
+  std::sort(shown.omitted.begin(), shown.omitted.end());
+  shown.tokens = tokens_of(answer);
+  shown.size = ctxguard::pipeline::result_size(answer, shown.tokens);
+  return shown;
+}
+
+// The share of the limit that binds (tokens, or the client's characters) that `shown` uses.
+double fill_of(const Shown& shown, const ctxguard::config::BudgetSettings& budget) {
+  double fill = static_cast<double>(shown.tokens) / static_cast<double>(budget.token_budget);
+  if (budget.max_chars != 0) {
+    fill = std::max(fill,
+                    static_cast<double>(shown.size.chars) / static_cast<double>(budget.max_chars));
+  }
+  return fill;
+}
+
+// The next item of `original` after the page `shown`, as the page shows its items at most: the
+// fields projection left out dropped, strings cut to `max_string` characters (bytes here, and
+// without the marker: never longer than the page would write it).
+json::value next_item(const Shown& shown, const json::value& original, std::size_t max_string) {
+  json::value item = original.at(shown.array_key).as_array().at(shown.items);
+  if (json::object* record = item.if_object()) {
+    for (const std::string& field : shown.omitted) record->erase(field);
+    for (auto& member : *record) {
+      if (json::string* text = member.value().if_string(); text && text->size() > max_string) {
+        text->resize(max_string);
+      }
+    }
+  }
+  return item;
+}
+
+// Whether the answer `shown` with the next item of `original` added (as next_item shows it)
+// breaks the budget or the client's limit.
+bool next_item_breaks(const Shown& shown, const json::value& original,
+                      const ctxguard::config::BudgetSettings& budget) {
+  json::value more = shown.answer;
+  more.as_object()
+      .at(shown.array_key)
+      .as_array()
+      .push_back(next_item(shown, original, budget.summary.max_string_chars));
+  const std::string text = ctxguard::to_json(more);
+  const std::size_t tokens = ctxguard::budget::estimate_tokens(text);
+  INFO("with item " << shown.items << ": " << tokens << " tokens, " << text.size() << " bytes");
+  return tokens > budget.token_budget ||
+         (budget.max_chars != 0 && ctxguard::budget::utf16_length(text) > budget.max_chars);
+}
+
+}  // namespace
+
+TEST_CASE("property: more budget never shows less: items and tokens grow with the budget") {
+  std::mt19937 random(85);
+  std::size_t answers = 0;
+  for (const json::object& result : listing_results()) {
+    const auto whole = ctxguard::parse_json(text_at(result, 0));
+    REQUIRE(whole.has_value());
+    // Without a client limit, and with one in characters that binds from some budget on.
+    for (const std::size_t max_chars : {std::size_t{0}, std::size_t{8000 + random() % 16000}}) {
+      std::vector<Shown> smaller;  // the answers at smaller budgets
+      std::size_t most_tokens = 0;
+      std::size_t largest_item = 0;  // tokens of the largest item shown so far
+      for (std::size_t tokens = 1000; tokens <= 8000; tokens += 250) {
+        ctxguard::config::BudgetSettings budget = small_budget(tokens);
+        budget.max_chars = max_chars;
+        Fixture fixture(budget);
+        const auto rewritten = fixture.process(result);
+        REQUIRE(rewritten.has_value());
+        require_within(fixture, rewritten->result, tokens);
+        const Shown shown = shown_of(rewritten->result);
+        INFO("budget " << tokens << ", chars " << max_chars << ": " << shown.items << " items, "
+                       << shown.tokens << " tokens, omitted " << shown.omitted.size()
+                       << "; the most before: " << most_tokens << " tokens");
+        // Within one item: what the answer shows in all, and the page, against every smaller
+        // budget whose answer showed no field this one leaves out (showing a field on every
+        // record is worth more than items past kMinItemsShown: docs/protocol.md 2.3).
+        CHECK(shown.tokens + largest_item >= most_tokens);
+        for (const Shown& before : smaller) {
+          if (!includes(shown.omitted, before.omitted)) continue;
+          INFO("before: " << before.items << " items, omitted " << before.omitted.size());
+          CHECK(shown.items + 1 >= before.items);
+        }
+        most_tokens = std::max(most_tokens, shown.tokens);
+        for (const json::value& item : shown.answer.at(shown.array_key).as_array()) {
+          largest_item = std::max(largest_item, ctxguard::budget::estimate_json_tokens(item));
+        }
+        smaller.push_back(shown);
+        ++answers;
+      }
+    }
+  }
+  REQUIRE(answers >= 200);
+}
+
+TEST_CASE("property: a page uses 85% of the limit that binds, or the next whole item breaks it") {
+  std::mt19937 random(3);
+  std::size_t checked = 0;
+  std::size_t below = 0;
+  for (const json::object& result : listing_results()) {
+    const json::value original = parse(text_at(result, 0));
+    for (int draw = 0; draw < 12; ++draw) {
+      ctxguard::config::BudgetSettings budget = small_budget(1000 + random() % 7001);
+      if (draw % 3 == 2) budget.max_chars = ctxguard::config::kMinLimitChars + random() % 20000;
+      INFO("budget " << budget.token_budget << ", chars " << budget.max_chars);
+      Fixture fixture(budget);
+      const auto rewritten = fixture.process(result);
+      REQUIRE(rewritten.has_value());
+      require_within(fixture, rewritten->result, budget.token_budget);
+      const Shown shown = shown_of(rewritten->result);
+      const double fill = fill_of(shown, budget);
+      INFO(shown.items << " items, fill " << fill << ": "
+                       << text_at(rewritten->result, 0).substr(0, 400));
+      const std::size_t page =
+          std::min(budget.page_size, original.at(shown.array_key).as_array().size());
+      if (fill < 0.85) {
+        ++below;
+        // A page of --page-size items is full; any other page's next item, whole, does not fit.
+        if (shown.items < page) CHECK(next_item_breaks(shown, original, budget));
+      }
+      // Everything left out is still reachable, and rebuilds the server's value.
+      if (draw % 4 == 0) {
+        ValueResolver resolver(fixture, budget.token_budget);
+        REQUIRE(resolver.rebuild(rewritten->result) == original);
+      }
+      ++checked;
+    }
+  }
+  REQUIRE(checked >= 80);
+  WARN(below << " of " << checked << " answers under 85%: a full page, or the next item too large");
 }

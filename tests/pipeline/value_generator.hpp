@@ -87,6 +87,31 @@ class ValueGenerator {
     return list;
   }
 
+  // Rows of a query, like an SQL answer: scalar columns, and `notes` holding a short text and a
+  // small nested `history` (one small object, now and then two).
+  boost::json::array rows(int count) {
+    static const char* const kStatus[] = {"paid", "refunded", "open", "void"};
+    boost::json::array list;
+    for (int i = 0; i < count; ++i) {
+      boost::json::object row;
+      row["id"] = 1000 + i;
+      row["customer"] = std::string(word()) + " " + word();
+      row["status"] = kStatus[pick(0, 3)];
+      row["amount"] = pick(1, 90000) / 100.0;
+      row["created_at"] = "2026-1" + std::to_string(pick(0, 2)) + "-0" + std::to_string(pick(1, 9));
+      boost::json::array history;
+      for (int h = pick(0, 4) == 0 ? 2 : 1; h > 0; --h) {
+        history.push_back(
+            boost::json::object{{"at", "2026-11-0" + std::to_string(pick(1, 9))}, {"by", word()}});
+      }
+      std::string text;
+      for (int w = pick(3, 25); w > 0; --w) text += std::string(word()) + " ";
+      row["notes"] = boost::json::object{{"text", text}, {"history", std::move(history)}};
+      list.push_back(std::move(row));
+    }
+    return list;
+  }
+
  private:
   const char* word() {
     static const char* const kWords[] = {"alpha", "Ωmega", "漢字", "😀", "quote\"", "x", "tab\t"};

@@ -68,14 +68,18 @@ class FetchCall::PageSubject final : public FitSubject {
     const AnswerSize size = call_.compose(call_.page_meta(page_, plan, stats, summary_), body);
     call_.answer_.record.items_total = page_.indices ? page_.total_matches : page.total;
     call_.answer_.record.items_shown = page.shown;
+    shortened_ = std::move(stats.shortened);
     return size;
   }
+
+  std::vector<Shortened> shortened() override { return shortened_; }
 
  private:
   FetchCall& call_;
   const Page& page_;
   const std::optional<std::string>& summary_;
   Cost cost_;
+  std::vector<Shortened> shortened_;  // by the last page written
 };
 
 // The value at a path as the fit engine sees it.
@@ -99,8 +103,11 @@ class FetchCall::ValueSubject final : public FitSubject {
     std::string scratch = path_;
     write_view(body, value_, plan.view, plan.map, scratch, stats);
     json::object meta = value_meta(plan, stats, body);
+    shortened_ = std::move(stats.shortened);
     return call_.compose(std::move(meta), body);
   }
+
+  std::vector<Shortened> shortened() override { return shortened_; }
 
  private:
   // The value's `_ctxguard`; a scalar `body` is wrapped as {"value": ...}.
@@ -131,6 +138,7 @@ class FetchCall::ValueSubject final : public FitSubject {
   const json::value& value_;
   const std::string& path_;
   Cost cost_;
+  std::vector<Shortened> shortened_;  // by the last value written
 };
 
 FitOptions FetchCall::fit_options() const {

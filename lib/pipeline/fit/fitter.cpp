@@ -102,11 +102,147 @@ class Fitter {
   // shortened, largest gain first, each one that still fits the room the answer leaves. What a
   // value given back holds is judged by the limits again, so each round reaches one level deeper
   // into what the round before gave back. A round whose answer comes out over is taken back.
+  //
+  // Before them, in the reverse of the order the levels took them: items of the arrays shown
+  // shortened up to kMinItemsShown, the fields projection left out, then the items up to a page.
   void give_back() {
+    if (!result_.fitted) return;
+    grow_pages(kMinItemsShown);
+    give_back_fields();
+    grow_pages(std::numeric_limits<std::size_t>::max());
     for (int round = 0; round < kGiveBackRounds && result_.fitted; ++round) {
       const std::vector<Gain> gains = gains_of(subject_.shortened(), result_.plan);
       if (!give_back_round(gains)) return;
     }
+  }
+
+  // Shows more items of the arrays shown shortened (up to `max_keep` each, and their page),
+  // while the answer stays within the budget.
+  void grow_pages(std::size_t max_keep) {
+    for (int round = 0; round < kGiveBackRounds; ++round) {
+      if (!grow_round(max_keep)) return;
+    }
+  }
+
+  // One round of grow_pages(): the items that fit the room left, priced on the plan's planner,
+  // then written and measured; an answer that comes out over is planned again with the room it
+  // overshot less. True when items were added.
+  bool grow_round(std::size_t max_keep) {
+    FitPlan& plan = result_.plan;
+    const std::vector<ArrayCut> cuts_before = plan.cuts;
+    const CutMap map_before = plan.map;
+    Cost overshoot;
+    bool rendered = false;
+    for (int attempt = 0; attempt < kTightenRounds; ++attempt) {
+      const std::unique_ptr<CutPlanner> cuts = planner();
+      subject_.cost(*cuts);  // the parts' weights
+      cuts->apply(map_before);
+      Cost room = room_left() - overshoot;
+      if (cuts->grow_shown(room, max_keep) == 0) break;
+      plan.cuts = cuts->visible_cuts();
+      plan.map = cuts->cut_map();
+      const std::optional<AnswerSize> size = subject_.render(plan);
+      rendered = true;
+      if (size && fits(*size, options_.budget)) {
+        result_.size = *size;
+        return true;
+      }
+      if (!size) break;
+      overshoot = overshoot_after(overshoot, *size, options_.budget);
+    }
+    plan.cuts = cuts_before;
+    plan.map = map_before;
+    if (rendered) restore();
+    return false;
+  }
+
+  // Gives back the fields projection left out, group by group in the order it projected them,
+  // each group's in rank order: every one with which the answer stays within the budget. The
+  // levels shorten arrays to kMinItemsShown items before they project, so the fields are tried
+  // on arrays of at most that many items (grow_pages shows more after); when none fits, the
+  // arrays stay as they were. A rule's projection keeps what the rule says.
+  void give_back_fields() {
+    FitPlan& plan = result_.plan;
+    const auto open = [](const Projection& projection) {
+      return !projection.by_rule && !projection.omitted.empty();
+    };
+    if (std::none_of(plan.projections.begin(), plan.projections.end(), open)) return;
+    const std::vector<ArrayCut> cuts_before = plan.cuts;
+    const CutMap map_before = plan.map;
+    cap_pages(kMinItemsShown);
+    bool given = false;
+    for (Projection& projection : plan.projections) {
+      if (projection.by_rule) continue;
+      for (std::size_t i = 0; i < projection.omitted.size();) {
+        if (give_back_field(projection, i)) {
+          given = true;
+        } else {
+          ++i;
+        }
+      }
+    }
+    if (!given) {
+      plan.cuts = cuts_before;
+      plan.map = map_before;
+      restore();
+    }
+    // A group with every field back is no longer projected.
+    std::erase_if(plan.projections,
+                  [](const Projection& projection) { return projection.omitted.empty(); });
+  }
+
+  // The plan with at most `most` items of each array it shows shortened (not written).
+  void cap_pages(std::size_t most) {
+    const std::unique_ptr<CutPlanner> cuts = planner();
+    cuts->apply(result_.plan.map);
+    cuts->cap_shown(most);
+    result_.plan.cuts = cuts->visible_cuts();
+    result_.plan.map = cuts->cut_map();
+  }
+
+  // Gives back field `index` of what `projection` left out, if the answer stays within the
+  // budget with it; true when it did.
+  bool give_back_field(Projection& projection, std::size_t index) {
+    const std::string field = projection.omitted[index];
+    const FieldList kept = projection.kept;
+    projection.kept.push_back(field);
+    projection.omitted.erase(projection.omitted.begin() + static_cast<std::ptrdiff_t>(index));
+    set_fields(projection);
+    const std::optional<AnswerSize> size = subject_.render(result_.plan);
+    if (size && fits(*size, options_.budget)) {
+      result_.size = *size;
+      return true;
+    }
+    projection.kept = kept;
+    projection.omitted.insert(projection.omitted.begin() + static_cast<std::ptrdiff_t>(index),
+                              field);
+    set_fields(projection);
+    restore();
+    return false;
+  }
+
+  // The view shows `projection`'s group with its fields (all of them once none is left out).
+  void set_fields(const Projection& projection) {
+    ValueView& view = result_.plan.view;
+    if (projection.array != nullptr) {
+      if (projection.omitted.empty()) {
+        view.item_fields.erase(projection.array);
+      } else {
+        view.item_fields[projection.array] = projection.kept;
+      }
+    } else if (projection.object != nullptr) {
+      if (projection.omitted.empty()) {
+        view.object_fields.erase(projection.object);
+      } else {
+        view.object_fields[projection.object] = projection.kept;
+      }
+    }
+    ++view_version_;
+  }
+
+  // Writes the answer as the plan shows it again, after a trial that came out over.
+  void restore() {
+    if (const std::optional<AnswerSize> size = subject_.render(result_.plan)) result_.size = *size;
   }
 
   // Gives back what of `gains` fits, in their order; true when something was. An answer that
@@ -139,7 +275,7 @@ class Fitter {
       overshoot = overshoot_after(overshoot, *size, options_.budget);
     }
     // Nothing given back fitted: the answer as it was.
-    if (const std::optional<AnswerSize> before = subject_.render(plan)) result_.size = *before;
+    restore();
     return false;
   }
 

@@ -114,8 +114,11 @@ class FitSubject {
 
 // Fits `subject` starting from `view` (the caller's own projection, --tables), level by level,
 // until an answer it renders is within the budget or no level is left. Then gives back what
-// fits: the values the levels' limits shortened, largest gain first, as long as the answer stays
-// within the budget (kGiveBackRounds rounds, each a level deeper into what it gave back). `priced`:
+// fits, in the reverse of the order the levels took it, as long as the answer stays within the
+// budget: items of the arrays shown shortened up to kMinItemsShown, the fields projection left
+// out (tried on arrays of at most kMinItemsShown items), items up to the page, then the values
+// the levels' limits shortened, largest gain first (kGiveBackRounds rounds, each a level deeper
+// into what it gave back). More budget so never shows less (docs/protocol.md 2.3). `priced`:
 // a planner that already holds the subject's values as whole values (a first answer prices them
 // once to decide on compaction), used for the first planning round instead of pricing them again
 // when `view` shows values whole (with --tables it does not: that round prices them as tables).

@@ -289,22 +289,94 @@ Cost CutPlanner::shrink(int index, std::size_t keep) {
                                        candidate.item_cuts.begin() + candidate.keep, 0);
   candidate.keep = keep;
   candidate.shown_cost -= saving;
-  // The items around this array got cheaper by as much.
+  return Cost{} - resized(index, Cost{} - saving, listed - unlisted);
+}
+
+Cost CutPlanner::grow(int index, std::size_t keep) {
+  Candidate& candidate = candidates_[index];
+  keep = std::min(keep, candidate.count);
+  if (keep <= candidate.keep) return {};
+  if (candidate.item_cuts.empty()) candidate.item_cuts.assign(candidate.count, 0);
+  const Cost added = std::accumulate(candidate.item_cost.begin() + candidate.keep,
+                                     candidate.item_cost.begin() + keep, Cost{});
+  // The mirror of shrink(): an array shown whole again is no longer listed; the arrays cut
+  // inside the items shown again are.
+  const int unlisted = keep == candidate.count && !candidate.is_page ? 1 : 0;
+  const int listed = std::accumulate(candidate.item_cuts.begin() + candidate.keep,
+                                     candidate.item_cuts.begin() + keep, 0);
+  candidate.keep = keep;
+  candidate.shown_cost += added;
+  return resized(index, added, listed - unlisted);
+}
+
+Cost CutPlanner::resized(int index, const Cost& change, int listings) {
+  // The items around this array changed by as much.
   int child = index;
   while (candidates_[child].parent >= 0) {
     Candidate& parent = candidates_[candidates_[child].parent];
     const std::size_t item = candidates_[child].parent_item;
-    parent.item_cost[item] -= saving;
+    parent.item_cost[item] += change;
     if (parent.item_cuts.empty()) parent.item_cuts.assign(parent.count, 0);
-    parent.item_cuts[item] += listed - unlisted;
-    if (item < parent.keep) parent.shown_cost -= saving;
+    parent.item_cuts[item] += listings;
+    if (item < parent.keep) parent.shown_cost += change;
     child = candidates_[child].parent;
   }
-  const double listings = static_cast<double>(unlisted - listed);
-  const Cost listed_saving{.tokens = listings * cut_cost_.tokens,
-                           .chars = listings * cut_cost_.chars,
-                           .bytes = listings * cut_cost_.bytes};
-  return weighted(candidate, saving + listed_saving);
+  const double listed = static_cast<double>(listings);
+  const Cost listed_cost{.tokens = listed * cut_cost_.tokens,
+                         .chars = listed * cut_cost_.chars,
+                         .bytes = listed * cut_cost_.bytes};
+  return weighted(candidates_[index], change + listed_cost);
+}
+
+void CutPlanner::apply(const CutMap& cuts) {
+  for (int i = 0; i < static_cast<int>(candidates_.size()); ++i) {
+    const auto cut = cuts.find(candidates_[i].array);
+    if (cut != cuts.end()) shrink(i, cut->second.count);
+  }
+}
+
+void CutPlanner::cap_shown(std::size_t most) {
+  for (const int index : largest_first()) {
+    const Candidate& candidate = candidates_[index];
+    const bool cut = candidate.is_page || candidate.keep < candidate.count;
+    if (cut && candidate.keep > most && visible(index)) shrink(index, most);
+  }
+}
+
+std::size_t CutPlanner::grow_shown(Cost& room, std::size_t max_keep) {
+  std::size_t added = 0;
+  for (const int index : largest_first()) {
+    const Candidate& candidate = candidates_[index];
+    // A page grows to its own length; any other array to a page at most.
+    const std::size_t page = candidate.is_page || page_size_ == 0 ? candidate.count : page_size_;
+    const std::size_t most = std::min({candidate.count, page, max_keep});
+    while (candidate.keep < most && visible(index)) {
+      const std::size_t next = candidate.keep;
+      const int listings = candidate.item_cuts.empty() ? 0 : candidate.item_cuts[next];
+      const int unlisted = next + 1 == candidate.count && !candidate.is_page ? 1 : 0;
+      const double net = static_cast<double>(listings - unlisted);
+      const Cost cost =
+          weighted(candidate, candidate.item_cost[next] + Cost{.tokens = net * cut_cost_.tokens,
+                                                               .chars = net * cut_cost_.chars,
+                                                               .bytes = net * cut_cost_.bytes});
+      if (cost.tokens > room.tokens || cost.chars > room.chars || cost.bytes > room.bytes) break;
+      room -= grow(index, next + 1);
+      ++added;
+    }
+  }
+  return added;
+}
+
+std::vector<int> CutPlanner::largest_first() const {
+  std::vector<int> order(candidates_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [this](int a, int b) {
+    const Candidate& first = candidates_[a];
+    const Candidate& second = candidates_[b];
+    if (first.is_page != second.is_page) return first.is_page;
+    return first.original_cost > second.original_cost;
+  });
+  return order;
 }
 
 bool CutPlanner::cut(Cost excess) {

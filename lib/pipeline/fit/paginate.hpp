@@ -96,6 +96,15 @@ class CutPlanner {
   // Only the second step: the largest arrays shown shortened further, never below `min_keep`
   // items (nor below one).
   bool shrink_shown(Cost excess, std::size_t min_keep = 1);
+  // Shows each array as `cuts` says (the map of an earlier plan on the same values).
+  void apply(const CutMap& cuts);
+  // Shows at most `most` items of each array shown shortened (a page included).
+  void cap_shown(std::size_t most);
+  // Shows more of the arrays shown shortened, the page first, then the largest: each one item
+  // at a time from its end while the next item's cost fits `room` (which is reduced by what is
+  // added), up to `max_keep` items, its page (a page: its own length) or its whole length.
+  // Returns the items added.
+  std::size_t grow_shown(Cost& room, std::size_t max_keep);
   // What the last cut could not remove (nothing over when it reached its target).
   const Cost& excess_left() const { return excess_left_; }
 
@@ -161,6 +170,13 @@ class CutPlanner {
   bool visible(int index) const;
   // Shows only the first `keep` items of candidate `index`; returns the weighted saving.
   Cost shrink(int index, std::size_t keep);
+  // Shows the first `keep` items of candidate `index` again; returns the weighted addition.
+  Cost grow(int index, std::size_t keep);
+  // Accounts a change of `change` in what candidate `index` shows, and `listings` more arrays
+  // listed as cut, to the items around it; returns the weighted change with the listings.
+  Cost resized(int index, const Cost& change, int listings);
+  // Candidates in the order cuts are listed: a page first, then the largest.
+  std::vector<int> largest_first() const;
   // The counter's reading so far.
   Cost counted() const;
   // `cost` of candidate `index` as its part counts.

@@ -124,7 +124,10 @@ std::vector<Projection> plan_projections(const std::vector<RecordGroup>& groups,
     projection.path = entry.group->path;
     projection.total_fields = entry.fields.size();
     projection.group = static_cast<std::size_t>(entry.group - groups.data());
+    projection.array = entry.group->array;
+    projection.object = entry.group->array == nullptr ? entry.group->object : nullptr;
     if (rule != nullptr && rule_applies(*rule, entry.group->records)) {
+      projection.by_rule = true;
       projection.kept = *rule;
       double saved = 0;
       FieldList sub;

@@ -29,6 +29,9 @@ struct Projection {
   FieldList omitted;
   std::size_t total_fields = 0;
   std::size_t group = 0;  // the index of its group in what plan_projections was given
+  const boost::json::array* array = nullptr;    // the view's key for the group's fields
+  const boost::json::object* object = nullptr;  // (one of the two)
+  bool by_rule = false;                         // the tool's rule chose the fields
 };
 
 // The record groups of `root` (at `base_path`) as shown with `cuts` and `view`'s depth limit.
