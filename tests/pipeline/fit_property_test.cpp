@@ -167,11 +167,12 @@ std::vector<json::object> listing_results() {
   return results;
 }
 
-// What a first answer over a listing shows: the items of its one array, and what it costs in
-// each unit a client may limit.
+// What a page of a listing shows (a first answer, or a ctxguard_fetch page): the items of its
+// one array, and what it costs in each unit a client may limit.
 struct Shown {
   json::value answer;      // content[0] parsed
-  std::string array_key;   // the listing's member ("items", "rows")
+  std::string array_key;   // the page's member ("items", "rows")
+  std::size_t offset = 0;  // of the page's first item in the listing
   std::size_t items = 0;   // items on the page
   std::size_t tokens = 0;  // the answer, as the estimator counts it
   ctxguard::budget::AnswerSize size;
@@ -202,6 +203,9 @@ Shown shown_of(const json::object& answer) {
     }
   }
   std::sort(shown.omitted.begin(), shown.omitted.end());
+  if (const json::value* offset = shown.answer.at("_ctxguard").as_object().if_contains("offset")) {
+    shown.offset = offset->to_number<std::size_t>();
+  }
   shown.tokens = tokens_of(answer);
   shown.size = ctxguard::pipeline::result_size(answer, shown.tokens);
   return shown;
@@ -220,8 +224,8 @@ double fill_of(const Shown& shown, const ctxguard::config::BudgetSettings& budge
 // The next item of `original` after the page `shown`, as the page shows its items at most: the
 // fields projection left out dropped, strings cut to `max_string` characters (bytes here, and
 // without the marker: never longer than the page would write it).
-json::value next_item(const Shown& shown, const json::value& original, std::size_t max_string) {
-  json::value item = original.at(shown.array_key).as_array().at(shown.items);
+json::value next_item(const Shown& shown, const json::array& all, std::size_t max_string) {
+  json::value item = all.at(shown.offset + shown.items);
   if (json::object* record = item.if_object()) {
     for (const std::string& field : shown.omitted) record->erase(field);
     for (auto& member : *record) {
@@ -235,13 +239,13 @@ json::value next_item(const Shown& shown, const json::value& original, std::size
 
 // Whether the answer `shown` with the next item of `original` added (as next_item shows it)
 // breaks the budget or the client's limit.
-bool next_item_breaks(const Shown& shown, const json::value& original,
+bool next_item_breaks(const Shown& shown, const json::array& all,
                       const ctxguard::config::BudgetSettings& budget) {
   json::value more = shown.answer;
   more.as_object()
       .at(shown.array_key)
       .as_array()
-      .push_back(next_item(shown, original, budget.summary.max_string_chars));
+      .push_back(next_item(shown, all, budget.summary.max_string_chars));
   const std::string text = ctxguard::to_json(more);
   const std::size_t tokens = ctxguard::budget::estimate_tokens(text);
   INFO("with item " << shown.items << ": " << tokens << " tokens, " << text.size() << " bytes");
@@ -294,12 +298,30 @@ TEST_CASE("property: more budget never shows less: items and tokens grow with th
   REQUIRE(answers >= 200);
 }
 
+// Checks that `answer`, a page of `all` (a first answer or a ctxguard_fetch page), uses 85% of
+// the limit that binds, or is a full page, or that its next item does not fit; true when it is
+// under 85%.
+bool check_fill(const json::object& answer, const json::array& all,
+                const ctxguard::config::BudgetSettings& budget) {
+  const Shown shown = shown_of(answer);
+  const double fill = fill_of(shown, budget);
+  INFO("items " << shown.offset << "+" << shown.items << ", fill " << fill << ": "
+                << text_at(answer, 0).substr(0, 400));
+  if (fill >= 0.85) return false;
+  // A page of --page-size items (the fetch limit) is full; any other page's next item does not
+  // fit.
+  const std::size_t page = std::min(budget.page_size, all.size() - shown.offset);
+  if (shown.items < page) CHECK(next_item_breaks(shown, all, budget));
+  return true;
+}
+
 TEST_CASE("property: a page uses 85% of the limit that binds, or the next whole item breaks it") {
   std::mt19937 random(3);
   std::size_t checked = 0;
   std::size_t below = 0;
   for (const json::object& result : listing_results()) {
     const json::value original = parse(text_at(result, 0));
+    const json::array& all = original.as_object().begin()->value().as_array();
     for (int draw = 0; draw < 12; ++draw) {
       ctxguard::config::BudgetSettings budget = small_budget(1000 + random() % 7001);
       if (draw % 3 == 2) budget.max_chars = ctxguard::config::kMinLimitChars + random() % 20000;
@@ -308,25 +330,21 @@ TEST_CASE("property: a page uses 85% of the limit that binds, or the next whole 
       const auto rewritten = fixture.process(result);
       REQUIRE(rewritten.has_value());
       require_within(fixture, rewritten->result, budget.token_budget);
-      const Shown shown = shown_of(rewritten->result);
-      const double fill = fill_of(shown, budget);
-      INFO(shown.items << " items, fill " << fill << ": "
-                       << text_at(rewritten->result, 0).substr(0, 400));
-      const std::size_t page =
-          std::min(budget.page_size, original.at(shown.array_key).as_array().size());
-      if (fill < 0.85) {
-        ++below;
-        // A page of --page-size items is full; any other page's next item, whole, does not fit.
-        if (shown.items < page) CHECK(next_item_breaks(shown, original, budget));
-      }
+      if (check_fill(rewritten->result, all, budget)) ++below;
+      // The page after it, from ctxguard_fetch.
+      const json::value first = parse(text_at(rewritten->result, 0));
+      const json::object page =
+          fixture.fetch_page({{"cursor", first.at("_ctxguard").at("nextCursor")}});
+      require_within(fixture, page, budget.token_budget);
+      if (check_fill(page, all, budget)) ++below;
       // Everything left out is still reachable, and rebuilds the server's value.
       if (draw % 4 == 0) {
         ValueResolver resolver(fixture, budget.token_budget);
         REQUIRE(resolver.rebuild(rewritten->result) == original);
       }
-      ++checked;
+      checked += 2;
     }
   }
-  REQUIRE(checked >= 80);
-  WARN(below << " of " << checked << " answers under 85%: a full page, or the next item too large");
+  REQUIRE(checked >= 160);
+  WARN(below << " of " << checked << " pages under 85%: full, or the next item too large");
 }
