@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include <boost/json.hpp>
 
@@ -28,6 +29,12 @@ std::string written(const json::value& value, const CutPlanner& planner) {
   std::string out;
   write_with_cuts(out, value, planner.cut_map());
   return out;
+}
+
+// Room in tokens, with characters and bytes not limited.
+Cost room_of(double tokens) {
+  constexpr double kAny = std::numeric_limits<double>::infinity();
+  return Cost{.tokens = tokens, .chars = kAny, .bytes = kAny};
 }
 
 }  // namespace
@@ -125,4 +132,36 @@ TEST_CASE("paginate: a cut inside an item is listed with its own path") {
     REQUIRE(cut.path.size() > std::string("/groups/").size());
     REQUIRE(cut.shown == 50);
   }
+}
+
+TEST_CASE("paginate: growing a shortened array back adds what shrinking it took, up to its page") {
+  const json::value value = json::object{{"rows", records(120)}};
+  CutPlanner planner(50, 10);
+  const Cost whole = planner.add_tree(value, 0, "");
+  REQUIRE(planner.cut(Cost::tokens_only(whole.tokens - 300)));
+  const ctxguard::pipeline::CutMap shrunk = planner.cut_map();
+  const std::size_t shown = shrunk.begin()->second.count;
+  REQUIRE(shown < 50);
+  // The room of three items (and a little): exactly three come back, each priced as cut() did.
+  const auto item =
+      static_cast<double>(ctxguard::budget::estimate_json_tokens(value.at("rows").at(0)) + 1);
+  Cost room = room_of(3 * item + 0.5);
+  REQUIRE(planner.grow_shown(room, SIZE_MAX) == 3);
+  REQUIRE(planner.cut_map().begin()->second.count == shown + 3);
+  REQUIRE(room.tokens >= 0);
+  REQUIRE(room.tokens < item);
+  // Unlimited room: the array grows to its page, never past it.
+  Cost all = room_of(1e9);
+  planner.grow_shown(all, SIZE_MAX);
+  REQUIRE(planner.cut_map().begin()->second.count == 50);
+  // A fresh planner shown as that map, capped at 10 items, then grown to 12 at most.
+  CutPlanner again(50, 10);
+  again.add_tree(value, 0, "");
+  again.apply(planner.cut_map());
+  REQUIRE(written(value, again) == written(value, planner));
+  again.cap_shown(10);
+  REQUIRE(again.cut_map().begin()->second.count == 10);
+  Cost more = room_of(1e9);
+  REQUIRE(again.grow_shown(more, 12) == 2);
+  REQUIRE(again.cut_map().begin()->second.count == 12);
 }
