@@ -134,7 +134,8 @@ bool collapses(const json::value& value, const ValueView& view, Nesting nesting)
   if (view.max_depth != 0 && nesting.depth > view.max_depth) return true;
   return view.max_array_nesting != 0 && nesting.arrays >= view.max_array_nesting &&
          std::any_of(array->begin(), array->end(),
-                     [](const json::value& item) { return item.is_object() || item.is_array(); });
+                     [](const json::value& item) { return item.is_object() || item.is_array(); }) &&
+         json_longer_than(value, kMinBreadthCollapseBytes);
 }
 
 FieldUse field_use(const FieldList& fields, std::string_view key, FieldList& sub) {

@@ -66,9 +66,17 @@ struct Nesting {
 // Where the items of a page stand: inside the array they are items of.
 inline constexpr Nesting kPageItem{.depth = 1, .arrays = 1};
 
+// The breadth level (max_array_nesting) collapses a nested array only when its JSON is longer
+// than this, about what the `_ctxguard` of the fetch that reads it back costs: a small array in
+// every record of a page (a row's one-item history) would cost a walk one fetch per record and
+// gain the answer a few words each; the page shows fewer records whole instead
+// (docs/protocol.md section 2.3).
+inline constexpr std::size_t kMinBreadthCollapseBytes = 512;
+
 // Whether `value` (at `nesting`) is shown collapsed under `view`: a non-empty object or array
-// deeper than max_depth, or a non-empty array holding objects or arrays inside max_array_nesting
-// arrays or more. An empty value or a list of scalars says as much as its placeholder would.
+// deeper than max_depth, or a non-empty array holding objects or arrays, longer than
+// kMinBreadthCollapseBytes, inside max_array_nesting arrays or more. An empty value or a list of
+// scalars says as much as its placeholder would.
 bool collapses(const boost::json::value& value, const ValueView& view, Nesting nesting);
 
 // The floor of tighten(): strings are never cut shorter than this.

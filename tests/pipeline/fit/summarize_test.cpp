@@ -93,18 +93,19 @@ TEST_CASE("summarize: a collapsed object names its largest array, empty values n
 }
 
 TEST_CASE("summarize: array nesting collapses arrays of containers inside that many arrays") {
-  // A tree: folders hold `children`; a list of tags (scalars) is never collapsed by nesting.
+  // A tree: folders hold `children`; a list of tags (scalars) is never collapsed by nesting. Its
+  // leaves are long enough for their arrays to be worth a fetch.
+  const std::string kLeaf = "\"" + std::string(kMinBreadthCollapseBytes, 'w') + "\"";
   const json::value value =
       parse(R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":[{"name":)" +
-            kLongString + R"(}]}]},{"name":"b","children":[]},[[)" + kLongString + "],[" +
-            kLongString + "]]]");
+            kLeaf + R"(}]}]},{"name":"b","children":[]},[[)" + kLeaf + "],[" + kLeaf + "]]]");
   ValueView view;
   view.max_array_nesting = 2;
   ViewStats stats;
   CHECK(shown(value, view, &stats) ==
         R"([{"name":"a","tags":["x","y"],"children":[{"name":"a1","children":)"
         R"("[array of 1 item: /0/children/0/children]"}]},{"name":"b","children":[]},[[)" +
-            kLongString + "],[" + kLongString + "]]]");
+            kLeaf + "],[" + kLeaf + "]]]");
   CHECK(stats.values_collapsed == 1);
   view.max_array_nesting = 1;
   CHECK(shown(value, view) ==
@@ -113,6 +114,9 @@ TEST_CASE("summarize: array nesting collapses arrays of containers inside that m
   CHECK(collapses(value.at(0).at("children"), view, Nesting{.depth = 2, .arrays = 1}));
   CHECK_FALSE(collapses(value.at(0).at("tags"), view, Nesting{.depth = 2, .arrays = 1}));
   CHECK_FALSE(collapses(value, view, Nesting{}));
+  // A small array of objects stays: collapsed, it would gain a few words and cost a fetch.
+  const json::value row = parse(R"({"id":1,"history":[{"at":"2026-01-01","what":"booked"}]})");
+  CHECK_FALSE(collapses(row.at("history"), view, Nesting{.depth = 2, .arrays = 1}));
 }
 
 TEST_CASE("summarize: projections keep fields, dotted ones reach into nested objects") {
