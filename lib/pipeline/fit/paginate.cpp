@@ -280,13 +280,15 @@ Cost CutPlanner::shrink(int index, std::size_t keep) {
   Candidate& candidate = candidates_[index];
   if (keep >= candidate.keep) return {};
   if (candidate.item_cuts.empty()) candidate.item_cuts.assign(candidate.count, 0);
-  const Cost saving = std::accumulate(candidate.item_cost.begin() + keep,
-                                      candidate.item_cost.begin() + candidate.keep, Cost{});
+  const auto from = static_cast<std::ptrdiff_t>(keep);
+  const auto to = static_cast<std::ptrdiff_t>(candidate.keep);
+  const Cost saving =
+      std::accumulate(candidate.item_cost.begin() + from, candidate.item_cost.begin() + to, Cost{});
   // Listing: the first cut of an array adds its entry to _ctxguard (a page is listed anyway);
   // the arrays cut inside the items dropped now are no longer listed.
   const int listed = candidate.keep == candidate.count && !candidate.is_page ? 1 : 0;
-  const int unlisted = std::accumulate(candidate.item_cuts.begin() + keep,
-                                       candidate.item_cuts.begin() + candidate.keep, 0);
+  const int unlisted =
+      std::accumulate(candidate.item_cuts.begin() + from, candidate.item_cuts.begin() + to, 0);
   candidate.keep = keep;
   candidate.shown_cost -= saving;
   return Cost{} - resized(index, Cost{} - saving, listed - unlisted);
@@ -297,13 +299,15 @@ Cost CutPlanner::grow(int index, std::size_t keep) {
   keep = std::min(keep, candidate.count);
   if (keep <= candidate.keep) return {};
   if (candidate.item_cuts.empty()) candidate.item_cuts.assign(candidate.count, 0);
-  const Cost added = std::accumulate(candidate.item_cost.begin() + candidate.keep,
-                                     candidate.item_cost.begin() + keep, Cost{});
+  const auto from = static_cast<std::ptrdiff_t>(candidate.keep);
+  const auto to = static_cast<std::ptrdiff_t>(keep);
+  const Cost added =
+      std::accumulate(candidate.item_cost.begin() + from, candidate.item_cost.begin() + to, Cost{});
   // The mirror of shrink(): an array shown whole again is no longer listed; the arrays cut
   // inside the items shown again are.
   const int unlisted = keep == candidate.count && !candidate.is_page ? 1 : 0;
-  const int listed = std::accumulate(candidate.item_cuts.begin() + candidate.keep,
-                                     candidate.item_cuts.begin() + keep, 0);
+  const int listed =
+      std::accumulate(candidate.item_cuts.begin() + from, candidate.item_cuts.begin() + to, 0);
   candidate.keep = keep;
   candidate.shown_cost += added;
   return resized(index, added, listed - unlisted);
