@@ -324,7 +324,10 @@ std::string format_csv(const StatsReport& report) {
   return out;
 }
 
-std::string format_table(const StatsReport& report) {
+namespace {
+
+// The summary block: span, records, then enforce mode's totals and observe mode in a line.
+std::string summary_text(const StatsReport& report) {
   const GroupStats& total = report.total;
   std::string out = "ctxguard stats\n";
   if (report.first_time) {
@@ -369,7 +372,13 @@ std::string format_table(const StatsReport& report) {
         observe.calls, observe.calls == 1 ? "" : "s", observe.tokens_saved(),
         table_percent(observe.saved_percent()));
   }
+  return out;
+}
 
+}  // namespace
+
+std::string format_table(const StatsReport& report) {
+  std::string out = summary_text(report);
   TextTable tools(group_header("tool"));
   for (const ToolStats& tool : report.tools)
     tools.add(group_row(table_name(tool.tool), tool.stats));
