@@ -21,10 +21,6 @@ using session::Direction;
 
 namespace {
 
-std::string_view sender(Direction direction) {
-  return direction == Direction::kClientToServer ? "client" : "server";
-}
-
 using telemetry::CallEvent;
 using telemetry::CallKind;
 

@@ -37,10 +37,6 @@ constexpr milliseconds kDiscoveryDeadline{5000};
 // How long the last kill of the server's tree may take to be seen.
 constexpr milliseconds kFinalKillWait{1000};
 
-std::string_view sender(Direction direction) {
-  return direction == Direction::kClientToServer ? "client" : "server";
-}
-
 }  // namespace
 
 std::string_view to_string(Phase phase) {

@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <system_error>
 
+#include "support/text_scan.hpp"
+
 namespace ctxguard::proxy::windows {
 namespace {
 
 constexpr std::string_view kDefaultExtensions = ".COM;.EXE;.BAT;.CMD";
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool ends_with_ignoring_case(std::string_view text, std::string_view suffix) {
-  if (text.size() < suffix.size()) return false;
-  return std::equal(suffix.begin(), suffix.end(), text.end() - suffix.size(),
-                    [](char a, char b) { return lower(a) == lower(b); });
+bool ends_with_ignoring_case(std::string_view name, std::string_view suffix) {
+  return name.size() >= suffix.size() &&
+         text::equal_folded(name.substr(name.size() - suffix.size()), suffix);
 }
 
 // The non-empty items of a semicolon-separated list, in order.

@@ -6,6 +6,10 @@ std::string_view to_string(Direction direction) {
   return direction == Direction::kClientToServer ? "client->server" : "server->client";
 }
 
+std::string_view sender(Direction direction) {
+  return direction == Direction::kClientToServer ? "client" : "server";
+}
+
 const boost::json::value& message_element(const jsonrpc::Message& message, std::size_t index) {
   return message.batch ? message.document.as_array()[index] : message.document;
 }

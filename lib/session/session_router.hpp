@@ -25,6 +25,8 @@ namespace ctxguard::session {
 enum class Direction { kClientToServer, kServerToClient };
 
 std::string_view to_string(Direction direction);
+// Who sent a message going this way: "client" or "server".
+std::string_view sender(Direction direction);
 
 constexpr Direction opposite(Direction direction) {
   return direction == Direction::kClientToServer ? Direction::kServerToClient

@@ -18,6 +18,11 @@ inline bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 inline bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 inline bool is_letter(char c) { return is_lower(c) || is_upper(c); }
 inline char lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+// Equal but for the case of ASCII letters.
+inline bool equal_folded(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [](char x, char y) { return lower(x) == lower(y); });
+}
 
 // The value of the `count` digits at `at`, or -1 when they are not all digits (or not there).
 [[gnu::always_inline]] inline int digits_at(std::string_view text, std::size_t at,

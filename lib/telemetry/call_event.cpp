@@ -34,8 +34,6 @@ bool has_stage(const std::vector<std::string>& stages,
   });
 }
 
-double milliseconds(nanoseconds value) { return duration<double, std::milli>(value).count(); }
-
 nanoseconds from_ms(double ms) {
   return std::chrono::duration_cast<nanoseconds>(duration<double, std::milli>(std::max(ms, 0.0)));
 }

@@ -29,6 +29,11 @@
 
 namespace ctxguard::telemetry {
 
+// A duration as records, logs and reports write it: fractional milliseconds.
+inline double milliseconds(std::chrono::nanoseconds value) {
+  return std::chrono::duration<double, std::milli>(value).count();
+}
+
 enum class CallKind {
   kCall,       // a tools/call answered by the server
   kTask,       // the tasks/result of a task-augmented tools/call

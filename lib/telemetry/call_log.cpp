@@ -10,10 +10,6 @@ namespace ctxguard::telemetry {
 
 namespace {
 
-double ms(std::chrono::nanoseconds value) {
-  return std::chrono::duration<double, std::milli>(value).count();
-}
-
 // `tools/list tools=14 tokens=2904->2991 bytes=11609->11961 largest=write_file:412,...
 // instructions_tokens=240 budget=10000 client="claude-code"`.
 std::string format_tool_list_line(const CallEvent& event) {
@@ -66,9 +62,10 @@ std::string format_call_line(const CallEvent& event) {
     fmt::format_to(std::back_inserter(line), " client={}",
                    boost::json::serialize(boost::json::string(event.client)));
   }
-  fmt::format_to(std::back_inserter(line), " proxy_ms={:.3f}", ms(event.proxy_latency));
+  fmt::format_to(std::back_inserter(line), " proxy_ms={:.3f}", milliseconds(event.proxy_latency));
   if (event.server_latency) {
-    fmt::format_to(std::back_inserter(line), " server_ms={:.3f}", ms(*event.server_latency));
+    fmt::format_to(std::back_inserter(line), " server_ms={:.3f}",
+                   milliseconds(*event.server_latency));
   }
   return line;
 }

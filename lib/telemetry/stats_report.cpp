@@ -1,29 +1,20 @@
 #include "telemetry/stats_report.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <string>
 
 #include "support/glob.hpp"
+#include "support/text_scan.hpp"
 
 namespace ctxguard::telemetry {
 namespace {
-
-double milliseconds(std::chrono::nanoseconds value) {
-  return std::chrono::duration<double, std::milli>(value).count();
-}
 
 double percent_of(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 std::int64_t difference(std::uint64_t in, std::uint64_t out) {
   return static_cast<std::int64_t>(in) - static_cast<std::int64_t>(out);
-}
-
-bool is_blank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(),
-                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
 }
 
 // The sums of `from` added to `into`; latency summaries are taken from samples, not summed.
@@ -128,8 +119,7 @@ bool StatsFilter::matches(const CallEvent& event) const {
 std::optional<TimePoint> parse_time_bound(std::string_view text, TimePoint now) {
   // A whole number of at most 9 digits (from_chars cannot overflow) and one unit letter.
   if (text.size() >= 2 && text.size() <= 10 &&
-      std::all_of(text.begin(), text.end() - 1,
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      std::all_of(text.begin(), text.end() - 1, text::is_digit)) {
     std::int64_t count = 0;
     std::from_chars(text.data(), text.data() + text.size() - 1, count);
     std::int64_t seconds_per_unit = 0;
@@ -331,7 +321,7 @@ bool read_call_records(std::istream& in, std::string_view name, StatsAccumulator
     ++number;
     std::string_view text = line;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    if (is_blank(text)) continue;
+    if (text::is_blank(text)) continue;
     auto event = parse_call_event(text);
     if (event) {
       into.add(*event);

@@ -2,18 +2,13 @@
 
 #include <algorithm>
 
+#include "support/text_scan.hpp"
+
 namespace ctxguard::wrap {
 
 namespace {
 
 constexpr std::string_view kSeparator = "--";
-
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool equal_folded(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return lower(x) == lower(y); });
-}
 
 }  // namespace
 
@@ -21,7 +16,7 @@ bool names_ctxguard(std::string_view command) {
   const std::size_t slash = command.find_last_of("/\\");
   const std::string_view name =
       slash == std::string_view::npos ? command : command.substr(slash + 1);
-  return name == "ctxguard" || equal_folded(name, "ctxguard.exe");
+  return name == "ctxguard" || text::equal_folded(name, "ctxguard.exe");
 }
 
 std::optional<Wrapping> wrapping_of(const Launch& launch) {

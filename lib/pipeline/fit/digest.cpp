@@ -62,24 +62,18 @@ constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, one character
 
 using text::is_digit;
 using text::is_upper;
-using text::lower;
 using text::prefix_bytes;
 constexpr auto count_chars = text::char_count;
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return lower(x) == lower(y); });
-}
 
 // id, uid, uuid, guid, and keys ending in one of them as a word: booking_id, booking-id, bookingId,
 // bookingID, userUuid (but not "paid" or "valid").
 bool is_identifier_key(std::string_view key) {
   for (const std::string_view word : {"id", "uid", "uuid", "guid"}) {
-    if (iequals(key, word)) return true;
+    if (text::equal_folded(key, word)) return true;
     if (key.size() <= word.size()) continue;
     const std::string_view tail = key.substr(key.size() - word.size());
     const char before = key[key.size() - word.size() - 1];
-    if (!iequals(tail, word)) continue;
+    if (!text::equal_folded(tail, word)) continue;
     if (before == '_' || before == '-' || before == '.' || before == ' ') return true;
     if (is_upper(tail[0]) && !is_upper(before)) return true;
   }

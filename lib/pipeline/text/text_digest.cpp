@@ -18,6 +18,7 @@
 namespace ctxguard::pipeline {
 
 namespace json = boost::json;
+using text::is_digit;
 
 namespace {
 
@@ -67,9 +68,7 @@ std::string_view unbracketed(std::string_view token) {
   return token;
 }
 
-bool has_digit(std::string_view token) {
-  return std::any_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
+bool has_digit(std::string_view token) { return std::any_of(token.begin(), token.end(), is_digit); }
 
 // A token of a timestamp: it starts with a digit and has no letters but T and Z (2024-05-01,
 // 12:30:45,123, 2024-05-01T12:30:45.000Z), or is a month's abbreviation (RFC 3164).
@@ -106,8 +105,6 @@ bool is_hex_id(std::string_view token) {
                   c == '-';
          });
 }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // A message's template, written into a fixed buffer: a line's template is built for every entry
 // of a log, so it never allocates. Holds at most kTemplateChars bytes; what goes past is dropped.

@@ -8,6 +8,7 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/text/text_chunk.hpp"
+#include "support/text_scan.hpp"
 
 using ctxguard::budget::estimate_tokens;
 using ctxguard::pipeline::chunk_text;
@@ -15,10 +16,9 @@ using ctxguard::pipeline::LineIndex;
 using ctxguard::pipeline::looks_like_log;
 using ctxguard::pipeline::starts_log_entry;
 using ctxguard::pipeline::TextChunk;
+using ctxguard::text::is_continuation;
 
 namespace {
-
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 std::string_view piece(std::string_view text, const TextChunk& chunk) {
   return text.substr(chunk.begin, chunk.end - chunk.begin);
