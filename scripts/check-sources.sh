@@ -3,8 +3,9 @@
 # and every module includes only itself and the modules below it (docs/architecture.md,
 # Modules: support -> jsonrpc -> session -> config -> mcp -> budget -> cursor -> cache ->
 # pipeline -> spill -> telemetry -> wrap -> proxy). A module's tests (tests/<module>/) are held to the
-# same order, so they cannot lean on a module above the one they test. Exits 1 with every
-# problem listed.
+# same order, so they cannot lean on a module above the one they test. No helper is defined twice
+# where a unity batch could see both (scripts/unity-clashes.pl). Exits 1 with every problem
+# listed.
 #
 #   scripts/check-sources.sh
 set -euo pipefail
@@ -46,5 +47,12 @@ for file in "${sources[@]}"; do
     while read -r name; do [[ -n "${rank[$name]:-}" ]] && echo "$name"; done)
 done
 
+# Unity batches: a helper defined in two files of one module, or again beside a header's inline
+# one, breaks whichever unity build puts them in one batch; one place per helper.
+while IFS= read -r clash; do
+  echo "check-sources: defined twice, a unity build cannot hold both: $clash" >&2
+  problems=1
+done < <(git ls-files 'lib/*.cpp' 'lib/*.hpp' 'tests/*.cpp' 'tests/*.hpp' | perl scripts/unity-clashes.pl)
+
 if ((problems)); then exit 1; fi
-echo "check-sources: ${#sources[@]} files formatted; every module includes only the ones below it"
+echo "check-sources: ${#sources[@]} files formatted; every module includes only the ones below it; no helper defined twice"
