@@ -2,7 +2,7 @@
 // Opaque, signed continuation tokens for `ctxguard_fetch`.
 //
 // A cursor is letter_hex(version || payload || tag), the tag being the first 16 bytes of
-// HMAC-SHA256(key, version || payload) (support/letter_hex.hpp: two letters a-p a byte, so that
+// HMAC-SHA256(key, version || payload) (support/letter_hex.hpp: two letters a-q a byte, so that
 // its estimated tokens depend on its length only). The payload names a cache entry and a position
 // in it; it is not secret (the model could decode it) but it cannot be forged or altered: every
 // byte is covered by the tag, compared in constant time.

@@ -30,7 +30,7 @@ import path from 'node:path';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 
-import { ctxguardBin, makeTempDir, memoryServerCommand, recordWire, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { alterCursor, ctxguardBin, makeTempDir, memoryServerCommand, recordWire, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import { reconstructJson, reconstructText, splitTextPiece, textOf } from './lib/reconstruct.mjs';
 import {
   ELICIT_ANSWER,
@@ -379,8 +379,7 @@ function defineEraSuite(modeName) {
       assertRefusal(await fetchRaw(P, {}), /`cursor` is required/);
       assertRefusal(await fetchRaw(P, { cursor: 'not-a-cursor' }), /not a valid cursor/);
       const c = rowsMeta.nextCursor;
-      const at = Math.floor(c.length / 2);
-      const tampered = c.slice(0, at) + (c[at] === 'a' ? 'b' : 'a') + c.slice(at + 1);
+      const tampered = alterCursor(c);
       assertRefusal(await fetchRaw(P, { cursor: tampered }), /altered/);
       assertRefusal(await fetchRaw(P, { cursor: c, path: '/nope' }), /There is no value at path "\/nope"/);
       assertRefusal(await fetchRaw(P, { cursor: c, startLine: 1, endLine: 2 }), /apply to text results/);

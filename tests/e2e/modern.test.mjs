@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, readJsonLines, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { alterCursor, killAllRaw, makeTempDir, rawProxy, rawServerCommand, readJsonLines, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import {
   SERVER_INFO_KEY,
   SUBSCRIPTION_ID_KEY,
@@ -289,11 +289,8 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
       _meta: { [SERVER_INFO_KEY]: SERVER_INFO },
     });
 
-    /** Flips one character in the middle of a cursor. */
-    const tamper = (cursor) => {
-      const i = Math.floor(cursor.length / 2);
-      return cursor.slice(0, i) + (cursor[i] === 'a' ? 'b' : 'a') + cursor.slice(i + 1);
-    };
+    /** Changes one letter in the middle of a cursor. */
+    const tamper = (cursor) => alterCursor(cursor);
 
     /** A large tool answer (plain, legacy request) and its cursor. */
     async function bigCall(c, meta = {}) {

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
+  alterCursor,
   closeAllSessions,
   connectDirect,
   connectProxied,
@@ -269,7 +270,7 @@ describe('server-memory read_graph of a 3000-entity knowledge graph', { skip: SK
   test('bad cursors and arguments are one-line isError results, and the session goes on', T, async () => {
     const meta = JSON.parse(textOf(first))._ctxguard;
     const cursor = meta.nextCursor;
-    const flip = (s, i) => s.slice(0, i) + (s[i] === 'a' ? 'b' : 'a') + s.slice(i + 1);
+    const flip = (s, i) => alterCursor(s, i);
     const errors = [];
     for (const i of [0, 5, Math.floor(cursor.length / 2), cursor.length - 2]) {
       errors.push(assertOneLineError(await fetchCursor(proxied, { cursor: flip(cursor, i) })));

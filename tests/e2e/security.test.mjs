@@ -74,9 +74,25 @@ function loggedReason(g, id) {
 
 // ---------------------------------------------------------------- cursor format (docs/protocol.md 6)
 
-// Letter hex: two letters a-p a byte, the high nibble first.
-const fromLetterHex = (text) => Buffer.from(text.replace(/[a-p]/g, (c) => (c.charCodeAt(0) - 97).toString(16)), 'hex');
-const toLetterHex = (bytes) => bytes.toString('hex').replace(/[0-9a-f]/g, (c) => String.fromCharCode(97 + parseInt(c, 16)));
+// Letter hex: two letters a-q a byte, the high nibble first, each nibble v after the letter of
+// index p (a = 0, and q before the first) spelled as the letter (p + 1 + v) mod 17.
+const fromLetterHex = (text) => {
+  let previous = 16;
+  const nibbles = [...text].map((c) => {
+    const index = c.charCodeAt(0) - 97;
+    const nibble = (index + 17 - previous - 1) % 17;
+    previous = index;
+    return nibble.toString(16);
+  });
+  return Buffer.from(nibbles.join(''), 'hex');
+};
+const toLetterHex = (bytes) => {
+  let previous = 16;
+  return [...bytes.toString('hex')].map((c) => {
+    previous = (previous + 1 + parseInt(c, 16)) % 17;
+    return String.fromCharCode(97 + previous);
+  }).join('');
+};
 const TAG_BYTES = 16;
 
 /**
@@ -85,7 +101,8 @@ const TAG_BYTES = 16;
  * len(query) query issued_at || 16-byte tag (HMAC-SHA256 truncated).
  */
 function decodeCursor(cursor) {
-  assert.match(cursor, /^(?:[a-p]{2})+$/, 'letter hex');
+  assert.match(cursor, /^(?:[a-q]{2})+$/, 'letter hex');
+  assert.doesNotMatch(cursor, /(.)\1/, 'no letter twice in a row');
   const bytes = fromLetterHex(cursor);
   assert.equal(toLetterHex(bytes), cursor, 'canonical letter hex');
   let at = 0;

@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
+  alterCursor,
   closeAllSessions,
   connectDirect,
   connectProxied,
@@ -899,8 +900,7 @@ describe('summarization, chunking and search through ctxguard (server-filesystem
     test('a tampered or garbled cursor with startLine or query is a one-line isError; the next call works', T, async () => {
       const first = await read(proxied, files.log);
       const cursor = splitTextPiece(first).meta.nextCursor;
-      const at = Math.floor(cursor.length / 2);
-      const tampered = cursor.slice(0, at) + (cursor[at] === 'a' ? 'b' : 'a') + cursor.slice(at + 1);
+      const tampered = alterCursor(cursor);
       assertOneLineError(await fetchRaw(proxied, { cursor: tampered, startLine: 1, endLine: 3 }), /cursor/);
       assertOneLineError(await fetchRaw(proxied, { cursor: tampered, query: 'ERROR' }), /cursor/);
       assertOneLineError(await fetchRaw(proxied, { cursor: 'not a cursor at all', startLine: 1 }), /cursor/);

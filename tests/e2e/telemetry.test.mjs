@@ -35,6 +35,7 @@ import path from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
+  alterCursor,
   closeAllSessions,
   connectProxied,
   connectSession,
@@ -231,9 +232,8 @@ describe('telemetry of a real session: records, stats, /metrics, /health, log li
     R.chunked = await call(s, 'read_text_file', { path: data.logFile });
     const cursor = JSON.parse(textOf(R.paged))._ctxguard.nextCursor;
     R.fetched = await call(s, FETCH, { cursor });
-    // A character of the signature flipped: the cursor is well formed but not ctxguard's.
-    const i = cursor.length - 3;
-    R.forged = await call(s, FETCH, { cursor: cursor.slice(0, i) + (cursor[i] === 'a' ? 'b' : 'a') + cursor.slice(i + 1) });
+    // A letter of the signature changed: the cursor is well formed but not ctxguard's.
+    R.forged = await call(s, FETCH, { cursor: alterCursor(cursor, cursor.length - 3) });
     R.unknown = await call(s, 'no_such_tool', { x: CANARY });
     // tools/call without a name: the server answers with a JSON-RPC error.
     R.rpcError = await s.client.request({ method: 'tools/call', params: { arguments: { x: CANARY } } }, CallToolResultSchema)

@@ -183,8 +183,8 @@ void require_valid_json(const json::object& result, std::string_view what) {
 
 bool looks_like_cursor(std::string_view text) {
   if (text.size() < 40 || text.size() > 4096) return false;
-  // Letter hex (support/letter_hex.hpp): a-p only, an even length.
-  return text.size() % 2 == 0 && text.find_first_not_of("abcdefghijklmnop") == std::string::npos;
+  // Letter hex (support/letter_hex.hpp): a-q only, an even length.
+  return text.size() % 2 == 0 && text.find_first_not_of("abcdefghijklmnopq") == std::string::npos;
 }
 
 // Every string in `value` that is a cursor of `codec`, looking inside text that holds JSON too

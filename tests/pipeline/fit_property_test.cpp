@@ -18,7 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-// The answer's text with every cursor (a run of 64 or more letters a-p: support/letter_hex.hpp)
+// The answer's text with every cursor (a run of 64 or more letters a-q: support/letter_hex.hpp)
 // replaced by one mark, so that answers of two processes compare equal when they show the same.
 std::string without_cursors(const json::object& answer) {
   const std::string text = ctxguard::to_json(json::value(answer));
@@ -26,7 +26,7 @@ std::string without_cursors(const json::object& answer) {
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
     std::size_t end = at;
-    while (end < text.size() && text[end] >= 'a' && text[end] <= 'p') ++end;
+    while (end < text.size() && text[end] >= 'a' && text[end] <= 'q') ++end;
     if (end - at >= 64) {
       out += "<cursor>";
     } else {

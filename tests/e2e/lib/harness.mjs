@@ -359,6 +359,15 @@ export async function waitFor(predicate, timeoutMs = 5000, what = 'condition') {
 // ---------------------------------------------------------------- data
 
 /** Small deterministic PRNG (mulberry32). */
+/**
+ * `cursor` with the letter at `at` changed, and still well-formed letter hex (a-q, never a letter
+ * twice in a row: docs/protocol.md section 6), so ctxguard reads it and finds the tag wrong.
+ */
+export function alterCursor(cursor, at = Math.floor(cursor.length / 2)) {
+  const other = [...'abcd'].find((c) => c !== cursor[at] && c !== cursor[at - 1] && c !== cursor[at + 1]);
+  return cursor.slice(0, at) + other + cursor.slice(at + 1);
+}
+
 export function prng(seed) {
   let a = seed >>> 0;
   return () => {
