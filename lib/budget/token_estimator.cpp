@@ -82,6 +82,12 @@ constexpr std::uint64_t invalid_utf8_weight(unsigned previous_class, unsigned by
   return is_continuation_run(previous_class, byte_class) ? fixed(kContinuationRunWeight) : 0;
 }
 
+// An ASCII byte after itself costs its run weight instead of its class's byte weight, where
+// the calibration measured one (token_weights.hpp: kRepeatWeight, negative where not).
+constexpr bool has_repeat_weight(unsigned byte) noexcept {
+  return byte < kRepeatWeights && kRepeatWeight[byte] >= 0;
+}
+
 // The whole model folded into one table: the weight of `byte` after a byte of class `row`, in
 // 1/kUnit tokens (each term rounded on its own, as weight_of does, so both sum the same).
 using WeightTable = std::array<std::array<std::uint16_t, 256>, kByteClassCount>;
@@ -121,7 +127,10 @@ constexpr PairTable kPairWeights = [] {
   PairTable table{};
   for (unsigned previous = 0; previous < 256; ++previous) {
     for (unsigned byte = 0; byte < 256; ++byte) {
-      table[(byte << 8) | previous] = kWeights[kByteClass[previous]][byte];
+      // Within a run the class does not change, so no run or character weight applies.
+      table[(byte << 8) | previous] = previous == byte && has_repeat_weight(byte)
+                                          ? static_cast<std::uint16_t>(fixed(kRepeatWeight[byte]))
+                                          : kWeights[kByteClass[previous]][byte];
     }
   }
   return table;
@@ -409,7 +418,7 @@ void tally_value(Tally& tally, const json::value& root) noexcept {
 
 template <class Counting>
 void TokenCounter::count_with(Counting&& counting) noexcept {
-  static_assert(kByteClass[kStartByte] == kStartClass);
+  static_assert(kStartByte == detail::kStartByte);
   Tally tally{.weight = 0, .bytes = 0, .previous = last_byte_, .count_chars = count_chars_};
   counting(tally);
   weight_ += tally.weight;
@@ -458,12 +467,17 @@ std::size_t estimate_json_tokens(const json::value& value) noexcept {
 
 namespace detail {
 
-void Features::add(std::string_view text, std::uint8_t& last_class) noexcept {
-  unsigned previous = last_class;
+void Features::add(std::string_view text, std::uint8_t& last_byte) noexcept {
+  unsigned previous_byte = last_byte;
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
+    const unsigned previous = kByteClass[previous_byte];
     const unsigned byte_class = kByteClass[byte];
-    if (byte_class < kAsciiClasses) ++ascii_bytes[byte_class];
+    if (byte == previous_byte && has_repeat_weight(byte)) {
+      ++repeats[byte];
+    } else if (byte_class < kAsciiClasses) {
+      ++ascii_bytes[byte_class];
+    }
     const std::size_t from = group_of(previous);
     const std::size_t to = group_of(byte_class);
     if (from != to) ++runs[from][to];
@@ -471,10 +485,10 @@ void Features::add(std::string_view text, std::uint8_t& last_class) noexcept {
     if (script >= 0) ++chars[static_cast<std::size_t>(script)];
     if (is_stray(previous, byte_class)) ++stray_bytes;
     if (is_continuation_run(previous, byte_class)) ++continuation_runs;
-    previous = byte_class;
+    previous_byte = byte;
   }
   bytes += text.size();
-  last_class = static_cast<std::uint8_t>(previous);
+  last_byte = static_cast<std::uint8_t>(previous_byte);
 }
 
 std::uint64_t weight_of(const Features& features) noexcept {
@@ -489,6 +503,9 @@ std::uint64_t weight_of(const Features& features) noexcept {
   }
   for (std::size_t s = 0; s < kScriptCount; ++s) {
     weight += features.chars[s] * script_weight(s);
+  }
+  for (unsigned byte = 0; byte < kRepeatWeights; ++byte) {
+    if (features.repeats[byte] != 0) weight += features.repeats[byte] * fixed(kRepeatWeight[byte]);
   }
   weight += features.stray_bytes * fixed(kStrayByteWeight);
   weight += features.continuation_runs * fixed(kContinuationRunWeight);

@@ -4,9 +4,10 @@
 // The common rule of thumb (4 characters per token + 20%) underestimates exactly what MCP servers
 // send most: JSON full of quotes, braces and digits, source code, and CJK text. The estimate here
 // prices each byte by its class and by the class of the byte before it (letters, digits,
-// punctuation/JSON syntax, whitespace and newlines, UTF-8 characters by script; see
-// token_model.hpp): a linear model whose coefficients are calibrated against Claude's tokenizer
-// on real MCP outputs (scripts/calibrate-estimator.mjs, tests/e2e/estimator-accuracy.test.mjs,
+// punctuation/JSON syntax, whitespace and newlines, UTF-8 characters by script), and an ASCII
+// byte after itself at what a run of that character costs (see token_model.hpp): a linear model
+// whose coefficients are calibrated against Claude's tokenizer on real MCP outputs and
+// adversarial text (scripts/calibrate-estimator.mjs, tests/e2e/estimator-accuracy.test.mjs,
 // docs/estimator.md). It errs high by design: on that corpus 95% of the outputs are within 15%
 // and none is more than 10% under. Prose in languages other than English written in ASCII
 // letters is the known weak spot (up to a third under, docs/estimator.md).

@@ -10,7 +10,10 @@
 //     before an indented line does not);
 //   - a weight per multi-byte UTF-8 character of each script (Cyrillic costs about half a token
 //     a character, Tamil two), read from the lead byte, or for 3-byte characters from the lead
-//     and the second byte (one 64-code-point block).
+//     and the second byte (one 64-code-point block);
+//   - a weight per ASCII byte that repeats the byte before it, in place of its class's byte
+//     weight: the tokenizer's vocabulary holds long runs of some characters and not of others
+//     (2,000 '-' are 8 tokens, 2,000 'y' 500), so a run costs what that character's run costs.
 // The weights come from scripts/calibrate-estimator.mjs (see token_estimator.cpp).
 
 #include <array>
@@ -49,10 +52,13 @@ enum ByteClass : std::uint8_t {
 };
 
 inline constexpr std::size_t kAsciiClasses = kContinuation;
+// Bytes that can have a run weight of their own: ASCII.
+inline constexpr std::size_t kRepeatWeights = 128;
 // Transition groups: the ASCII classes, then everything else as one group.
 inline constexpr std::size_t kNonAscii = kAsciiClasses;
 inline constexpr std::size_t kGroups = kAsciiClasses + 1;
 // A text starts as if after a newline: its first piece starts a token.
+inline constexpr std::uint8_t kStartByte = '\n';
 inline constexpr ByteClass kStartClass = kNewline;
 
 constexpr std::size_t group_of(unsigned byte_class) noexcept {
@@ -260,15 +266,17 @@ inline constexpr std::array<std::string_view, kScriptCount> kScriptNames = {
 // The model's inputs for a text: what the calibration fits and TokenCounter prices.
 struct Features {
   std::uint64_t bytes = 0;
-  std::array<std::uint64_t, kAsciiClasses> ascii_bytes{};          // bytes per ASCII class
+  std::array<std::uint64_t, kAsciiClasses> ascii_bytes{};  // bytes per ASCII class
+  std::array<std::uint64_t, kRepeatWeights>
+      repeats{};  // ASCII bytes with a run weight, after themselves
   std::array<std::array<std::uint64_t, kGroups>, kGroups> runs{};  // [from][to] group changes
   std::array<std::uint64_t, kScriptCount> chars{};                 // multi-byte characters
   std::uint64_t stray_bytes = 0;        // invalid UTF-8 told by the pair (see kStrayByteWeight)
   std::uint64_t continuation_runs = 0;  // continuation bytes after continuation bytes
 
-  // Counts `text` as the continuation of whatever was counted before; `last_class` is the
-  // class of the byte before `text` (kStartClass at the start) and is updated.
-  void add(std::string_view text, std::uint8_t& last_class) noexcept;
+  // Counts `text` as the continuation of whatever was counted before; `last_byte` is the byte
+  // before `text` (kStartByte at the start) and is updated.
+  void add(std::string_view text, std::uint8_t& last_byte) noexcept;
 };
 
 // Fixed-point token units: TokenCounter sums weights in 1/kUnit tokens.

@@ -27,8 +27,8 @@ using namespace ctxguard::budget;
 
 json::object features_of(std::string_view text) {
   detail::Features features;
-  std::uint8_t last_class = detail::kStartClass;
-  features.add(text, last_class);
+  std::uint8_t last_byte = detail::kStartByte;
+  features.add(text, last_byte);
   json::object ascii;
   for (std::size_t c = 0; c < detail::kAsciiClasses; ++c) {
     if (features.ascii_bytes[c] != 0) ascii[detail::kGroupNames[c]] = features.ascii_bytes[c];
@@ -47,8 +47,15 @@ json::object features_of(std::string_view text) {
   for (std::size_t s = 0; s < detail::kScriptCount; ++s) {
     if (features.chars[s] != 0) chars[detail::kScriptNames[s]] = features.chars[s];
   }
+  json::object repeats;
+  for (std::size_t byte = 0; byte < features.repeats.size(); ++byte) {
+    if (features.repeats[byte] != 0) {
+      repeats[std::string(1, static_cast<char>(byte))] = features.repeats[byte];
+    }
+  }
   return {{"bytes", features.bytes},
           {"ascii", std::move(ascii)},
+          {"repeats", std::move(repeats)},
           {"runs", std::move(runs)},
           {"chars", std::move(chars)}};
 }

@@ -154,8 +154,8 @@ TEST_CASE("estimate: bytes outside any UTF-8 character are charged; valid text a
       "é ñ ü € … “quoted” 日本語 한국어 😀👍🏽 ಕನ್ನಡ ไทย "
       "\xef\xbc\xa1";
   detail::Features features;
-  std::uint8_t last_class = detail::kStartClass;
-  features.add(valid, last_class);
+  std::uint8_t last_byte = detail::kStartByte;
+  features.add(valid, last_byte);
   CHECK(features.stray_bytes == 0);
   std::uint64_t given_back = 0;
   for (std::size_t script = 0; script < detail::kScriptCount; ++script) {
@@ -219,8 +219,8 @@ TEST_CASE("TokenCounter: the weight table and the model term by term agree") {
   for (std::size_t length = 0; length <= text.size(); length += 7) {
     const std::string_view piece = std::string_view(text).substr(0, length);
     detail::Features features;
-    std::uint8_t last_class = detail::kStartClass;
-    features.add(piece, last_class);
+    std::uint8_t last_byte = detail::kStartByte;
+    features.add(piece, last_byte);
     const std::uint64_t weight = detail::weight_of(features);
     REQUIRE(estimate_tokens(piece) == (weight + detail::kUnit - 1) / detail::kUnit);
   }

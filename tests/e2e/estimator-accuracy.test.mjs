@@ -27,6 +27,7 @@ import zlib from 'node:zlib';
 
 import { getTokenizer } from '@anthropic-ai/tokenizer';
 
+import { adversarialSamples, KINDS_WITHIN_15 } from './lib/adversarial-samples.mjs';
 import { E2E_DIR, closeAllSessions, connectDirect, makeTempDir, prng, removeDir, serverCommand } from './lib/harness.mjs';
 
 const NODE_MODULES = path.join(E2E_DIR, 'node_modules');
@@ -554,5 +555,41 @@ describe('token estimator vs @anthropic-ai/tokenizer on real MCP outputs', { ski
   test('the estimate is never more than 10% under the real count', () => {
     const under = rows.filter(asserted).filter((r) => r.estimate < 0.9 * r.tokens);
     assert.deepEqual(under.map((r) => `${(r.estimate / r.tokens).toFixed(3)} ${r.category} ${r.source} (${r.bytes} bytes)`), []);
+  });
+});
+
+// Degenerate text (tests/e2e/lib/adversarial-samples.mjs): runs of one character, base64, JWTs,
+// hex, CSV of numbers, Russian and CJK prose, emoji. Never more than 15% under, where a sample is
+// big enough for a ratio to mean something (20 real tokens: 400 spaces are 3 tokens, and one token
+// more or less is a third of it); the kinds of KINDS_WITHIN_15 within ±15% both ways.
+const MIN_RATIO_TOKENS = 20;
+
+describe('token estimator vs @anthropic-ai/tokenizer on adversarial text', { skip: SKIP }, () => {
+  let rows;
+
+  before(async () => {
+    const samples = adversarialSamples();
+    const tokens = claudeTokens(samples);
+    const estimates = await runEstimator(samples);
+    rows = samples.map((s, i) => ({ ...s, tokens: tokens[i], estimate: estimates[i].estimate }));
+    const lines = ['| kind | samples | lowest | highest |', '| --- | ---: | ---: | ---: |'];
+    for (const kind of [...new Set(rows.map((r) => r.kind))]) {
+      const ratios = rows.filter((r) => r.kind === kind).map((r) => r.estimate / r.tokens);
+      lines.push(`| ${kind} | ${ratios.length} | ${Math.min(...ratios).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} |`);
+    }
+    console.log(`\nadversarial samples, estimate / actual tokens:\n${lines.join('\n')}`);
+  });
+
+  const describeRow = (r) => `${(r.estimate / r.tokens).toFixed(3)} ${r.source} (${r.estimate} for ${r.tokens})`;
+
+  test('no sample is more than 15% under the real count', () => {
+    const under = rows.filter((r) => r.tokens >= MIN_RATIO_TOKENS && r.estimate < 0.85 * r.tokens);
+    assert.deepEqual(under.map(describeRow), []);
+  });
+
+  test('base64, JWTs, hex, CSV of numbers, Russian prose and runs of letters are within ±15%', () => {
+    const off = rows.filter((r) => KINDS_WITHIN_15.includes(r.kind) && r.tokens >= MIN_RATIO_TOKENS
+      && Math.abs(r.estimate / r.tokens - 1) > 0.15);
+    assert.deepEqual(off.map(describeRow), []);
   });
 });

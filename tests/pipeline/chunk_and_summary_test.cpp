@@ -332,8 +332,10 @@ TEST_CASE("fetch: arguments that do not apply to what the cursor names are one-l
   json::array items;
   std::string long_note;  // item 3's note: varied words, several budgets long
   for (int w = 0; long_note.size() < 30000; ++w) long_note += "n" + std::to_string(w) + " ";
+  std::string short_note;  // the others' notes: 600 characters of words
+  while (short_note.size() < 600) short_note += "note ";
   for (int i = 0; i < 300; ++i) {
-    items.push_back(json::object{{"id", i}, {"note", i == 3 ? long_note : std::string(600, 'n')}});
+    items.push_back(json::object{{"id", i}, {"note", i == 3 ? long_note : short_note}});
   }
   auto listing = fixture.process(text_result(ctxguard::to_json(json::value(items))));
   REQUIRE(listing.has_value());

@@ -137,9 +137,9 @@ export function makeAppLog({ seed = 20240305, targetBytes = 2_000_000, giantByte
     } else if (r < 0.2) {
       push([head('INFO') + `${pick(UTF8_PHRASES)} (${words(int(2, 6))})`], 'INFO');
     } else if (r < 0.23) {
-      // A long line (1-3 KB) of key=value pairs.
+      // A long line (1-2.5 KB, well under a chunk of 1,000 tokens) of key=value pairs.
       const parts = [];
-      for (let k = 0, m = int(60, 180); k < m; k++) parts.push(`${pick(WORDS)}_${k}=${words(1)}`);
+      for (let k = 0, m = int(60, 150); k < m; k++) parts.push(`${pick(WORDS)}_${k}=${words(1)}`);
       push([head('DEBUG') + `request attributes ${parts.join(' ')}`], 'DEBUG');
     } else {
       const level = pick(['INFO', 'INFO', 'INFO', 'DEBUG', 'TRACE', 'WARN']);

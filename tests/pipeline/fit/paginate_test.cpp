@@ -142,10 +142,23 @@ TEST_CASE("paginate: growing a shortened array back adds what shrinking it took,
   const ctxguard::pipeline::CutMap shrunk = planner.cut_map();
   const std::size_t shown = shrunk.begin()->second.count;
   REQUIRE(shown < 50);
-  // The room of three items (and a little): exactly three come back, each priced as cut() did.
-  const auto item =
-      static_cast<double>(ctxguard::budget::estimate_json_tokens(value.at("rows").at(0)) + 1);
-  Cost room = room_of(3 * item + 0.5);
+  // The room of the next three items (and a little): exactly three come back, each priced as
+  // cut() did: what its comma and its JSON add to the array written up to it.
+  const json::array& rows = value.at("rows").as_array();
+  const auto written_up_to = [&](std::size_t count) {
+    ctxguard::budget::TokenCounter counter;
+    counter.add("[");
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i > 0) counter.add(",");
+      counter.add_json(rows[i]);
+    }
+    return counter.fractional_tokens();
+  };
+  const auto price = [&](std::size_t index) {
+    return written_up_to(index + 1) - written_up_to(index);
+  };
+  const double item = price(shown + 3);
+  Cost room = room_of(price(shown) + price(shown + 1) + price(shown + 2) + 0.5);
   REQUIRE(planner.grow_shown(room, SIZE_MAX) == 3);
   REQUIRE(planner.cut_map().begin()->second.count == shown + 3);
   REQUIRE(room.tokens >= 0);
