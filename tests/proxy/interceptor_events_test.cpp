@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../config/profile_from.hpp"
+#include "../cursor/altered_cursor.hpp"
 #include "interceptor_session.hpp"
 
 using namespace ctxguard::testing;
@@ -122,7 +123,7 @@ TEST_CASE("interceptor events: fetches are recorded, failures with their reason"
   CHECK_FALSE(session.events[0].server_latency.has_value());
 
   session.from_client(call(9, "ctxguard_fetch", {{"cursor", "garbage"}}));
-  cursor[cursor.size() / 2] = cursor[cursor.size() / 2] == 'a' ? 'b' : 'a';
+  cursor = ctxguard::testing::altered_cursor(cursor, cursor.size() / 2);
   session.from_client(call(10, "ctxguard_fetch", {{"cursor", cursor}}));
   session.from_client(call(11, "ctxguard_fetch", {}));
   REQUIRE(session.events.size() == 4);

@@ -1,3 +1,4 @@
+#include "../../cursor/altered_cursor.hpp"
 #include "../pipeline_fixture.hpp"
 
 using namespace ctxguard::pipeline;
@@ -102,15 +103,7 @@ TEST_CASE("fetch: malformed, tampered, foreign, expired and evicted cursors say 
   const std::string cursor = first_cursor(fixture);
   CHECK(error_text(fixture.fetch_page({{"cursor", "not a cursor!"}})).find("not a valid cursor") !=
         std::string::npos);
-  // One letter changed, the cursor still well formed (no letter twice in a row).
-  std::string tampered = cursor;
-  const std::size_t at = tampered.size() / 2;
-  for (const char letter : std::string_view("abcd")) {
-    if (letter != cursor[at] && letter != cursor[at - 1] && letter != cursor[at + 1]) {
-      tampered[at] = letter;
-      break;
-    }
-  }
+  const std::string tampered = ctxguard::testing::altered_cursor(cursor, cursor.size() / 2);
   CHECK(error_text(fixture.fetch_page({{"cursor", tampered}})).find("altered") !=
         std::string::npos);
 
