@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "budget/token_model.hpp"
+#include "budget/token_terms.hpp"
 #include "budget/token_weights.hpp"
 
 namespace ctxguard::budget {
@@ -20,73 +21,6 @@ namespace {
 
 namespace json = boost::json;
 using namespace detail;
-
-constexpr std::uint64_t fixed(double tokens) noexcept {
-  return static_cast<std::uint64_t>(tokens * static_cast<double>(kUnit) + 0.5);
-}
-
-constexpr std::uint64_t byte_weight(unsigned byte_class) noexcept {
-  return byte_class < kAsciiClasses ? fixed(kByteWeight[byte_class]) : 0;
-}
-
-constexpr std::uint64_t run_weight(unsigned from_class, unsigned to_class) noexcept {
-  const std::size_t from = group_of(from_class);
-  const std::size_t to = group_of(to_class);
-  return from == to ? 0 : fixed(kRunWeight[from][to]);
-}
-
-// The character weight charged at this byte: at the lead of 2- and 4-byte characters, at the
-// second byte of 3-byte characters (whose script the lead alone does not tell).
-constexpr int script_at(unsigned previous_class, unsigned byte) noexcept {
-  const unsigned byte_class = kByteClass[byte];
-  if (byte_class == kLead2 || byte_class == kLead4) return kLeadScript[byte];
-  if (byte_class == kContinuation && is_lead3(previous_class)) {
-    return script_of_3byte(previous_class, byte);
-  }
-  return -1;
-}
-
-// A character's weight less the continuation-run weight its own bytes are charged.
-constexpr std::uint64_t script_weight(std::size_t script) noexcept {
-  return fixed(kCharWeight[script]) - continuation_runs_in(script) * fixed(kContinuationRunWeight);
-}
-
-constexpr bool script_weights_cover_their_runs() {
-  for (std::size_t script = 0; script < kScriptCount; ++script) {
-    if (fixed(kCharWeight[script]) < continuation_runs_in(script) * fixed(kContinuationRunWeight)) {
-      return false;
-    }
-  }
-  return true;
-}
-static_assert(script_weights_cover_their_runs(),
-              "kContinuationRunWeight exceeds a calibrated character weight");
-
-constexpr std::uint64_t char_weight(unsigned previous_class, unsigned byte) noexcept {
-  const int script = script_at(previous_class, byte);
-  return script < 0 ? 0 : script_weight(static_cast<std::size_t>(script));
-}
-
-constexpr bool is_stray(unsigned previous_class, unsigned byte_class) noexcept {
-  const bool continuation = byte_class == kContinuation;
-  return continuation ? previous_class < kAsciiClasses : is_lead3(previous_class);
-}
-
-constexpr bool is_continuation_run(unsigned previous_class, unsigned byte_class) noexcept {
-  return byte_class == kContinuation && previous_class == kContinuation;
-}
-
-// What bytes outside any valid character cost (token_model.hpp, kStrayByteWeight).
-constexpr std::uint64_t invalid_utf8_weight(unsigned previous_class, unsigned byte_class) noexcept {
-  if (is_stray(previous_class, byte_class)) return fixed(kStrayByteWeight);
-  return is_continuation_run(previous_class, byte_class) ? fixed(kContinuationRunWeight) : 0;
-}
-
-// An ASCII byte after itself costs its run weight instead of its class's byte weight, where
-// the calibration measured one (token_weights.hpp: kRepeatWeight, negative where not).
-constexpr bool has_repeat_weight(unsigned byte) noexcept {
-  return byte < kRepeatWeights && kRepeatWeight[byte] >= 0;
-}
 
 // The whole model folded into one table: the weight of `byte` after a byte of class `row`, in
 // 1/kUnit tokens (each term rounded on its own, as weight_of does, so both sum the same).
@@ -463,54 +397,4 @@ std::size_t estimate_json_tokens(const json::value& value) noexcept {
   return counter.tokens();
 }
 
-// ---- the model, term by term (calibration and tests) -----------------------------------------
-
-namespace detail {
-
-void Features::add(std::string_view text, std::uint8_t& last_byte) noexcept {
-  unsigned previous_byte = last_byte;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    const unsigned previous = kByteClass[previous_byte];
-    const unsigned byte_class = kByteClass[byte];
-    if (byte == previous_byte && has_repeat_weight(byte)) {
-      ++repeats[byte];
-    } else if (byte_class < kAsciiClasses) {
-      ++ascii_bytes[byte_class];
-    }
-    const std::size_t from = group_of(previous);
-    const std::size_t to = group_of(byte_class);
-    if (from != to) ++runs[from][to];
-    const int script = script_at(previous, byte);
-    if (script >= 0) ++chars[static_cast<std::size_t>(script)];
-    if (is_stray(previous, byte_class)) ++stray_bytes;
-    if (is_continuation_run(previous, byte_class)) ++continuation_runs;
-    previous_byte = byte;
-  }
-  bytes += text.size();
-  last_byte = static_cast<std::uint8_t>(previous_byte);
-}
-
-std::uint64_t weight_of(const Features& features) noexcept {
-  std::uint64_t weight = 0;
-  for (std::size_t c = 0; c < kAsciiClasses; ++c) {
-    weight += features.ascii_bytes[c] * fixed(kByteWeight[c]);
-  }
-  for (std::size_t from = 0; from < kGroups; ++from) {
-    for (std::size_t to = 0; to < kGroups; ++to) {
-      if (from != to) weight += features.runs[from][to] * fixed(kRunWeight[from][to]);
-    }
-  }
-  for (std::size_t s = 0; s < kScriptCount; ++s) {
-    weight += features.chars[s] * script_weight(s);
-  }
-  for (unsigned byte = 0; byte < kRepeatWeights; ++byte) {
-    if (features.repeats[byte] != 0) weight += features.repeats[byte] * fixed(kRepeatWeight[byte]);
-  }
-  weight += features.stray_bytes * fixed(kStrayByteWeight);
-  weight += features.continuation_runs * fixed(kContinuationRunWeight);
-  return weight;
-}
-
-}  // namespace detail
 }  // namespace ctxguard::budget
