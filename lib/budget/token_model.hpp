@@ -267,8 +267,8 @@ inline constexpr std::array<std::string_view, kScriptCount> kScriptNames = {
 struct Features {
   std::uint64_t bytes = 0;
   std::array<std::uint64_t, kAsciiClasses> ascii_bytes{};  // bytes per ASCII class
-  std::array<std::uint64_t, kRepeatWeights>
-      repeats{};  // ASCII bytes with a run weight, after themselves
+  // Per ASCII byte with a repeat weight, the times it follows itself (not in ascii_bytes then).
+  std::array<std::uint64_t, kRepeatWeights> repeats{};
   std::array<std::array<std::uint64_t, kGroups>, kGroups> runs{};  // [from][to] group changes
   std::array<std::uint64_t, kScriptCount> chars{};                 // multi-byte characters
   std::uint64_t stray_bytes = 0;        // invalid UTF-8 told by the pair (see kStrayByteWeight)
