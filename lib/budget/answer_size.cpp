@@ -14,14 +14,6 @@ constexpr std::size_t units_of(unsigned char byte) {
   return byte >= 0xF0 ? 2 : 1;
 }
 
-// A text piece's allowance is cut by what its answer came out over, and a little: the trailer's
-// estimate moves with the numbers in it.
-constexpr std::size_t kTextOvershootMargin = 16;
-constexpr std::size_t kTextOvershootChars = 64;
-// Below this a text piece is not worth shrinking further: it goes out as it is.
-constexpr std::size_t kSmallestTextAllowance = 64;
-constexpr std::size_t kSmallestTextChars = 256;
-
 // `size` / `limit` as a fraction, 0 for no limit.
 double share(std::size_t size, std::size_t limit) {
   return limit == 0 ? 0.0 : static_cast<double>(size) / static_cast<double>(limit);
@@ -72,38 +64,6 @@ LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget) {
   consider(SizeUnit::kBytes, size.bytes, budget.bytes);
   consider(SizeUnit::kLines, size.lines, budget.lines);
   return tightest;
-}
-
-FitBudget text_allowance(const FitBudget& budget, std::size_t reserve_tokens,
-                         std::size_t reserve_chars) {
-  const auto share = [](std::size_t limit, std::size_t reserve) {
-    return limit == 0 ? 0 : limit - std::min(limit / 2, reserve);
-  };
-  // The trailing item is joined with '\n': one character and byte more, and a line of its own.
-  return FitBudget{.tokens = share(budget.tokens, reserve_tokens),
-                   .chars = share(budget.chars, reserve_chars + 1),
-                   .bytes = share(budget.bytes, reserve_chars + 1),
-                   .lines = share(budget.lines, 1)};
-}
-
-std::optional<FitBudget> reduced_allowance(const FitBudget& allowance, const AnswerSize& measured,
-                                           const FitBudget& budget) {
-  if (fits(measured, budget)) return std::nullopt;
-  FitBudget next = allowance;
-  bool shrunk = false;
-  // Each unit over is cut by what it came out over, and a little, down to half at most.
-  const auto reduce = [&shrunk](std::size_t& piece, std::size_t size, std::size_t limit,
-                                std::size_t margin, std::size_t smallest) {
-    if (limit == 0 || size <= limit || piece < smallest) return;
-    piece -= std::min(piece / 2, size - limit + margin);
-    shrunk = true;
-  };
-  reduce(next.tokens, measured.tokens, budget.tokens, kTextOvershootMargin, kSmallestTextAllowance);
-  reduce(next.chars, measured.chars, budget.chars, kTextOvershootChars, kSmallestTextChars);
-  reduce(next.bytes, measured.bytes, budget.bytes, kTextOvershootChars, kSmallestTextChars);
-  reduce(next.lines, measured.lines, budget.lines, 0, 2);
-  if (!shrunk) return std::nullopt;
-  return next;
 }
 
 void TextMeasure::add_item(std::string_view text) {

@@ -14,7 +14,6 @@
 // Tokens are an estimate; characters, bytes and lines are exact.
 
 #include <cstddef>
-#include <optional>
 #include <string_view>
 
 #include "config/settings.hpp"
@@ -32,6 +31,8 @@ struct AnswerSize {
   std::size_t chars = 0;
   std::size_t bytes = 0;
   std::size_t lines = 0;
+
+  friend bool operator==(const AnswerSize&, const AnswerSize&) = default;
 };
 
 // What an answer may take: `tokens` always, the other units when not 0.
@@ -61,17 +62,6 @@ struct LimitShare {
   double share = 0.0;
 };
 LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget);
-
-// What a piece of text may take in an answer of `budget` after its trailing `_ctxguard` item,
-// which takes about `reserve_tokens` and `reserve_chars` (characters and bytes) and one line:
-// each limit less its reserve, never less than half of it. Limits not set stay 0.
-FitBudget text_allowance(const FitBudget& budget, std::size_t reserve_tokens,
-                         std::size_t reserve_chars);
-// The allowance for the next round when a piece written with `allowance` made an answer that
-// measured `measured`: each unit over cut by as much and a little; nullopt when the answer fits
-// or the piece is too small to shrink further (it stands).
-std::optional<FitBudget> reduced_allowance(const FitBudget& allowance, const AnswerSize& measured,
-                                           const FitBudget& budget);
 
 // Text measured as clients measure it (above); `tokens` is left 0, to be estimated by the caller.
 class TextMeasure {

@@ -15,6 +15,7 @@
 #include "budget/answer_size.hpp"
 #include "cache/expiring_lru_cache.hpp"
 #include "config/settings.hpp"
+#include "pipeline/fit/text_fit.hpp"
 #include "pipeline/json_arena.hpp"
 #include "pipeline/text/text_chunk.hpp"
 
@@ -79,19 +80,21 @@ inline constexpr std::size_t kChunkMetadataChars = 1100;
 // The tokens `"digest":` adds to the first chunk's `_ctxguard` besides the digest itself.
 inline constexpr std::size_t kDigestKeyTokens = 4;
 
-// The chunk size in effect: the configured one, but always leaving room in an answer for the
-// chunk's `_ctxguard` item (a budget set lower than the chunk size wins).
-inline std::size_t chunk_tokens(const config::BudgetSettings& budget) {
-  return std::min(budget.summary.chunk_tokens,
-                  budget.token_budget - std::min(budget.token_budget / 2, kChunkMetadataTokens));
+// What a chunk may take: the configured chunk size, and the room the budget and the client's
+// limits leave its text beside the `_ctxguard` item (a budget set lower than the chunk size wins).
+// Chunks are cut once, before any answer is written, and served by index: the room is planned,
+// never corrected.
+inline budget::FitBudget chunk_limits(const config::BudgetSettings& budget) {
+  const budget::FitBudget whole = budget::FitBudget::of(budget);
+  budget::FitBudget limits =
+      text_room(whole, TextReserve::for_trailers(whole, kChunkMetadataTokens, kChunkMetadataChars));
+  limits.tokens = std::min(limits.tokens, budget.summary.chunk_tokens);
+  return limits;
 }
 
-// What a chunk may take: chunk_tokens, and the client's limits less the `_ctxguard` item.
-inline budget::FitBudget chunk_limits(const config::BudgetSettings& budget) {
-  budget::FitBudget limits = budget::text_allowance(budget::FitBudget::of(budget),
-                                                    kChunkMetadataTokens, kChunkMetadataChars);
-  limits.tokens = chunk_tokens(budget);
-  return limits;
+// The chunk size in effect, in tokens.
+inline std::size_t chunk_tokens(const config::BudgetSettings& budget) {
+  return chunk_limits(budget).tokens;
 }
 
 // Whether `text` (of `tokens`) is served in chunks: more than one chunk would hold.

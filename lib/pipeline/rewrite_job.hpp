@@ -26,6 +26,7 @@
 #include "pipeline/fit/paginate.hpp"
 #include "pipeline/fit/projection.hpp"
 #include "pipeline/fit/summarize.hpp"
+#include "pipeline/fit/text_fit.hpp"
 #include "pipeline/json_parts.hpp"
 #include "pipeline/metadata.hpp"
 #include "pipeline/result_pipeline.hpp"
@@ -120,7 +121,7 @@ class RewriteJob : private FitSubject {
   // What each part may keep so the answer is within `cap` less `reserve` (the `_ctxguard` items
   // and the correction so far), in every unit `cap` limits: the largest cut first.
   std::vector<FitBudget> text_allowances(const std::vector<AnswerSize>& sizes, const FitBudget& cap,
-                                         const Cost& reserve) const;
+                                         const TextReserve& reserve) const;
   // Each part cut to its allowance, with its `_ctxguard` when it was cut.
   void write_text_cuts(const std::vector<FitBudget>& allowances,
                        const std::vector<AnswerSize>& sizes);

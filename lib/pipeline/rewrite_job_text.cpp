@@ -133,20 +133,13 @@ void RewriteJob::cut_as_text(const FitBudget& cap) {
   record_.items_shown = 0;
   cached();  // when it cannot be, the cut stands and the hint says the rest is gone
   // Each part may be cut, and then has a `_ctxguard` item of its own (a cursor, a line).
-  const auto parts = static_cast<double>(sizes.size());
-  const Cost per_cut{.tokens = kMetadataTokens + kTokensPerCursor,
-                     .chars = kMetadataChars + kCharsPerCursor + 1,
-                     .bytes = kMetadataChars + kCharsPerCursor + 1};
-  Cost overshoot;
-  for (int round = 0; round < kPlanningRounds; ++round) {
-    const Cost reserve{.tokens = per_cut.tokens * parts + overshoot.tokens,
-                       .chars = per_cut.chars * parts + overshoot.chars,
-                       .bytes = per_cut.bytes * parts + overshoot.bytes};
-    write_text_cuts(text_allowances(sizes, cap, reserve), sizes);
-    const AnswerSize size = answer_size();
-    if (fits(size, cap)) break;
-    overshoot = overshoot_after(overshoot, size, cap);
-  }
+  fit_text(cap,
+           TextReserve::for_trailers(cap, kMetadataTokens + kTokensPerCursor,
+                                     kMetadataChars + kCharsPerCursor, sizes.size()),
+           [&](const TextReserve& reserve) {
+             write_text_cuts(text_allowances(sizes, cap, reserve), sizes);
+             return answer_size();
+           });
 }
 
 std::vector<AnswerSize> RewriteJob::start_text_entry() {
@@ -181,7 +174,7 @@ std::vector<AnswerSize> RewriteJob::start_text_entry() {
 
 std::vector<FitBudget> RewriteJob::text_allowances(const std::vector<AnswerSize>& sizes,
                                                    const FitBudget& cap,
-                                                   const Cost& reserve) const {
+                                                   const TextReserve& reserve) const {
   std::vector<FitBudget> allowances(sizes.size());
   // Tokens count as weighted (structuredContent repeating a part); the other units only in the
   // text items, once each.
@@ -199,13 +192,13 @@ std::vector<FitBudget> RewriteJob::text_allowances(const std::vector<AnswerSize>
         largest_first_shares(amounts, weights, static_cast<double>(limit) - reserved);
     for (std::size_t k = 0; k < sizes.size(); ++k) allowances[k].*allowed = shares[k];
   };
-  unit(&AnswerSize::tokens, &FitBudget::tokens, cap.tokens, reserve.tokens, weights_);
+  unit(&AnswerSize::tokens, &FitBudget::tokens, cap.tokens, reserve.cost.tokens, weights_);
   if (cap.chars != 0)
-    unit(&AnswerSize::chars, &FitBudget::chars, cap.chars, reserve.chars, text_weights);
+    unit(&AnswerSize::chars, &FitBudget::chars, cap.chars, reserve.cost.chars, text_weights);
   if (cap.bytes != 0)
-    unit(&AnswerSize::bytes, &FitBudget::bytes, cap.bytes, reserve.bytes, text_weights);
+    unit(&AnswerSize::bytes, &FitBudget::bytes, cap.bytes, reserve.cost.bytes, text_weights);
   if (cap.lines != 0) {
-    unit(&AnswerSize::lines, &FitBudget::lines, cap.lines, static_cast<double>(sizes.size()),
+    unit(&AnswerSize::lines, &FitBudget::lines, cap.lines, static_cast<double>(reserve.lines),
          text_weights);
   }
   return allowances;

@@ -19,6 +19,7 @@
 #include "pipeline/fetch/fetch_request.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/fit/fitter.hpp"
+#include "pipeline/fit/text_fit.hpp"
 #include "pipeline/metadata.hpp"
 
 namespace ctxguard::pipeline {
@@ -61,12 +62,8 @@ class FetchCall {
   class ValueSubject;
 
   FitBudget budget() const { return FitBudget::of(context_.budget); }
-  // What a text piece may take in an answer with its trailing `_ctxguard` item.
-  FitBudget piece_allowance() const {
-    return budget::text_allowance(budget(), kMetadataTokens, kMetadataChars);
-  }
-  // The size of the answer of `piece` and `trailer` (whose tokens the trailer settled).
-  AnswerSize text_answer_size(std::string_view piece, const std::string& trailer) const;
+  // What a text answer sets aside for its trailing `_ctxguard` item (`more_*` beyond a piece's).
+  TextReserve trailer_reserve(std::size_t more_tokens = 0, std::size_t more_chars = 0) const;
   FitOptions fit_options() const;
 
   // The dispatch: text parts (by cursor kind), then JSON parts (by the value's kind).
@@ -110,8 +107,9 @@ class FetchCall {
   // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
   void answer_text(std::string_view text, std::size_t begin, const std::string& path,
                    const boost::json::object& extra);
-  // The answer: `text` and the trailer.
-  void set_text_answer(std::string_view text, const std::string& trailer);
+  // The answer: `piece` and a trailing {"_ctxguard": meta} item, its budget fields settled; the
+  // answer's size.
+  AnswerSize set_text_answer(std::string_view piece, boost::json::object meta);
 
   const Context& context_;
   const FetchRequest& request_;

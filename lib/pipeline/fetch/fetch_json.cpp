@@ -28,17 +28,16 @@ json::array string_array(const std::vector<std::string>& list) {
 
 }  // namespace
 
-// A page of one array as the fit engine sees it: `count` items from the page's start (fewer
-// when a written page still ends over the budget).
+// A page of one array as the fit engine sees it: `count` items from the page's start (the
+// engine shows fewer when they do not fit).
 class FetchCall::PageSubject final : public FitSubject {
  public:
-  PageSubject(FetchCall& call, const Page& page, const std::optional<std::string>& summary)
-      : call_(call), page_(page), summary_(summary) {}
-
-  std::size_t count = 0;
+  PageSubject(FetchCall& call, const Page& page, const std::optional<std::string>& summary,
+              std::size_t count)
+      : call_(call), page_(page), summary_(summary), count_(count) {}
 
   void add_values(CutPlanner& planner) override {
-    cost_ = planner.add_page(page_.array, call_.part_index_, page_.path, page_.begin, count,
+    cost_ = planner.add_page(page_.array, call_.part_index_, page_.path, page_.begin, count_,
                              page_.indices);
   }
   Cost cost(CutPlanner& /*planner*/) override { return cost_; }
@@ -48,7 +47,7 @@ class FetchCall::PageSubject final : public FitSubject {
     RecordGroup group;
     group.array = &page_.array;
     group.path = page_.path;
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < count_; ++i) {
       const std::size_t index = page_.indices ? (*page_.indices)[i] : page_.begin + i;
       if (const json::object* object = page_.array[index].if_object()) {
         group.records.push_back(object);
@@ -78,6 +77,7 @@ class FetchCall::PageSubject final : public FitSubject {
   FetchCall& call_;
   const Page& page_;
   const std::optional<std::string>& summary_;
+  const std::size_t count_;
   Cost cost_;
   std::vector<Shortened> shortened_;  // by the last page written
 };
@@ -163,28 +163,19 @@ void FetchCall::answer_page(const Page& page) {
   if (page.indices == nullptr && page.begin == 0 && request_.query.empty()) {
     if (auto digest = digest_array(page.array, page.path)) summary = std::move(digest->summary);
   }
-  PageSubject subject(*this, page, summary);
-  subject.count = page.indices != nullptr
-                      ? page.indices->size()
-                      : std::min(context_.limit, page.array.size() - page.begin);
+  PageSubject subject(*this, page, summary,
+                      page.indices != nullptr
+                          ? page.indices->size()
+                          : std::min(context_.limit, page.array.size() - page.begin));
   ValueView view;
   view.tables = context_.budget.summary.tables;
   if (!request_.fields.empty()) view.item_fields[&page.array] = request_.fields;
-  const FitOptions options = fit_options();
-  FitResult result = fit(subject, options, view);
-  // The levels plan with estimates of each part of the page, so the written page can still end a
-  // few tokens over: then fewer items, until it fits or one item is left.
-  const auto shown = [&result] {
-    return result.plan.cuts.empty() ? 0 : result.plan.cuts.front().shown;
-  };
-  while (!result.fitted && shown() > 1) {
-    subject.count = shown() - std::max<std::size_t>(1, shown() / 4);
-    result = fit(subject, options, view);
-  }
+  const FitResult result = fit(subject, fit_options(), std::move(view));
+  const std::size_t shown = result.plan.cuts.empty() ? 0 : result.plan.cuts.front().shown;
   answer_.record.final_tokens = result.size.tokens;
   // One item alone is over the budget even summarized: it is served as text, in pieces, with a
   // cursor to the items after it.
-  if (!result.fitted && shown() == 1) answer_item_as_text(page, result.plan.cuts.front());
+  if (!result.fitted && shown == 1) answer_item_as_text(page, result.plan.cuts.front());
 }
 
 json::object FetchCall::page_meta(const Page& page, const FitPlan& plan, const ViewStats& stats,

@@ -10,6 +10,7 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/fetch/query.hpp"
+#include "pipeline/fit/text_fit.hpp"
 #include "pipeline/text/log_entry.hpp"
 #include "pipeline/text/text_cut.hpp"
 #include "pipeline/text/text_digest.hpp"
@@ -21,10 +22,13 @@ namespace json = boost::json;
 
 namespace {
 
+// A search's `_ctxguard` says more than a piece's: the query, its counts, a longer hint.
+constexpr std::size_t kQueryTrailerTokens = 40;
+constexpr std::size_t kQueryTrailerChars = 160;
+
 // What a line search's page holds.
 struct LineMatches {
   std::string body;  // "LINE: text\n" per match shown
-  std::size_t tokens = 0;
   std::size_t total = 0;
   std::size_t shown = 0;
   std::size_t resume = 0;  // the first matching line not shown (0: none)
@@ -104,25 +108,55 @@ LineMatches match_lines(std::string_view text, const LineIndex& lines, const Que
       matches.resume = line;
     }
   });
-  matches.tokens = counter.tokens();
   return matches;
+}
+
+// The `_ctxguard` of a page of matching lines, without its cursor.
+json::object query_meta(const std::string& query, const LineMatches& matches,
+                        std::size_t total_lines, const MatchesDigest& digest,
+                        const std::string& fetch_tool) {
+  json::object meta{{"query", query},
+                    {"totalMatches", matches.total},
+                    {"shownMatches", matches.shown},
+                    {"totalLines", total_lines},
+                    {"hasMore", matches.resume != 0}};
+  meta["hint"] =
+      matches.total == 0
+          ? fmt::format("No line matches \"{}\".", query)
+          : fmt::format("Matching lines, each as \"LINE: text\". {}",
+                        matches.resume != 0
+                            ? fmt::format("For more matches call {} with {{\"cursor\": "
+                                          "_ctxguard.nextCursor}}; for context around a line, "
+                                          "with \"startLine\"/\"endLine\".",
+                                          fetch_tool)
+                            : std::string("These are all the matches."));
+  if (!digest.value.empty()) {
+    meta["digest"] = digest.value;
+    meta["hint"].as_string().append(kMatchesDigestHint);
+  }
+  return meta;
 }
 
 }  // namespace
 
-AnswerSize FetchCall::text_answer_size(std::string_view piece, const std::string& trailer) const {
-  budget::TextMeasure text;
-  text.add_item(piece);
-  text.add_item(trailer);
-  AnswerSize size = text.size();
+AnswerSize FetchCall::set_text_answer(std::string_view piece, json::object meta) {
+  const std::string trailer =
+      settle_budget_fields(meta, context_.budget.token_budget, budget::estimate_tokens(piece),
+                           trailer_text, answer_.record.final_tokens);
+  answer_.result =
+      json::object{{"content", json::array{json::object{{"type", "text"}, {"text", piece}},
+                                           json::object{{"type", "text"}, {"text", trailer}}}}};
+  budget::TextMeasure measure;
+  measure.add_item(piece);
+  measure.add_item(trailer);
+  AnswerSize size = measure.size();
   size.tokens = answer_.record.final_tokens;
   return size;
 }
 
-void FetchCall::set_text_answer(std::string_view text, const std::string& trailer) {
-  answer_.result =
-      json::object{{"content", json::array{json::object{{"type", "text"}, {"text", text}},
-                                           json::object{{"type", "text"}, {"text", trailer}}}}};
+TextReserve FetchCall::trailer_reserve(std::size_t more_tokens, std::size_t more_chars) const {
+  return TextReserve::for_trailers(budget(), kMetadataTokens + more_tokens,
+                                   kMetadataChars + more_chars);
 }
 
 const LineIndex* FetchCall::line_index(std::optional<LineIndex>& own) const {
@@ -134,11 +168,8 @@ void FetchCall::answer_chunk(std::size_t index) {
   json::object meta =
       chunk_metadata(part_, part_index_, index, context_.issuer, context_.tool_name);
   if (part_.spill) meta["file"] = part_.spill->path;
-  const std::string_view text =
-      std::string_view(part_.text).substr(chunk.begin, chunk.end - chunk.begin);
-  const std::size_t piece = budget::estimate_tokens(text);
-  set_text_answer(text, settle_budget_fields(meta, context_.budget.token_budget, piece,
-                                             trailer_text, answer_.record.final_tokens));
+  set_text_answer(std::string_view(part_.text).substr(chunk.begin, chunk.end - chunk.begin),
+                  std::move(meta));
   answer_.record.items_total = part_.chunks.size();
   answer_.record.items_shown = 1;
 }
@@ -156,13 +187,11 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
     begin = *resume_at;
     first = lines->line_of(begin);  // total + 1 at the very end
   }
-  std::size_t end = first <= last ? lines->line_end(last) : begin;
-  FitBudget allowance = piece_allowance();
-  std::string trailer;
+  const std::size_t end = first <= last ? lines->line_end(last) : begin;
   std::size_t shown_last = last;
-  for (int round = 0; round < kPlanningRounds; ++round) {
+  fit_text(budget(), trailer_reserve(), [&](const TextReserve& reserve) {
     std::size_t cut = end;
-    if (begin < end) cut = cut_text(text.substr(0, end), begin, allowance);
+    if (begin < end) cut = cut_text(text.substr(0, end), begin, text_room(budget(), reserve));
     if (cut < end) {
       // Whole lines only, unless a single line is itself over the budget.
       const std::size_t line = lines->line_of(cut - 1);
@@ -181,18 +210,8 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
                                               "the rest call {} with {{\"cursor\": _ctxguard.nextCursor}}.",
                                        first, shown_last, last, context_.tool_name)
                           : fmt::format("Lines {}-{} of {}.", first, shown_last, total);
-    const std::size_t piece = budget::estimate_tokens(text.substr(begin, cut - begin));
-    trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
-                                   answer_.record.final_tokens);
-    const auto next = budget::reduced_allowance(
-        allowance, text_answer_size(text.substr(begin, cut - begin), trailer), budget());
-    if (!next) {
-      end = cut;
-      break;
-    }
-    allowance = *next;
-  }
-  set_text_answer(text.substr(begin, end - begin), trailer);
+    return set_text_answer(text.substr(begin, cut - begin), std::move(meta));
+  });
   answer_.record.items_total = total;
   answer_.record.items_shown = shown_last >= first ? shown_last - first + 1 : 0;
 }
@@ -211,39 +230,23 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   if (from == 1 && looks_like_log(part_.text)) {
     digest = MatchesDigest::of(part_.text, *lines, search);
   }
-  LineMatches matches =
-      match_lines(part_.text, *lines, search, from,
-                  budget::text_allowance(budget(), kMetadataTokens + 40 + digest.tokens,
-                                         kMetadataChars + 160 + digest.chars));
   const std::string& query = request_.query;
-  json::object meta{{"query", query},
-                    {"totalMatches", matches.total},
-                    {"shownMatches", matches.shown},
-                    {"totalLines", lines->lines()},
-                    {"hasMore", matches.resume != 0}};
-  if (matches.resume != 0) {
-    meta["nextCursor"] = context_.issuer.line_query(part_index_, matches.resume, query);
-  }
-  meta["hint"] =
-      matches.total == 0
-          ? fmt::format("No line matches \"{}\".", query)
-          : fmt::format("Matching lines, each as \"LINE: text\". {}",
-                        matches.resume != 0
-                            ? fmt::format("For more matches call {} with {{\"cursor\": "
-                                          "_ctxguard.nextCursor}}; for context around a line, "
-                                          "with \"startLine\"/\"endLine\".",
-                                          context_.tool_name)
-                            : std::string("These are all the matches."));
-  if (!digest.value.empty()) {
-    meta["digest"] = std::move(digest.value);
-    meta["hint"].as_string().append(kMatchesDigestHint);
-  }
-  if (matches.body.empty()) {
-    matches.body = matches.total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
-  }
-  set_text_answer(matches.body,
-                  settle_budget_fields(meta, context_.budget.token_budget, matches.tokens,
-                                       trailer_text, answer_.record.final_tokens));
+  LineMatches matches;
+  fit_text(budget(),
+           trailer_reserve(kQueryTrailerTokens + digest.tokens, kQueryTrailerChars + digest.chars),
+           [&](const TextReserve& reserve) {
+             matches = match_lines(part_.text, *lines, search, from, text_room(budget(), reserve));
+             if (matches.body.empty()) {
+               matches.body =
+                   matches.total == 0 ? "(no matching lines)\n" : "(no more matching lines)\n";
+             }
+             json::object meta =
+                 query_meta(query, matches, lines->lines(), digest, context_.tool_name);
+             if (matches.resume != 0) {
+               meta["nextCursor"] = context_.issuer.line_query(part_index_, matches.resume, query);
+             }
+             return set_text_answer(matches.body, std::move(meta));
+           });
   answer_.record.items_total = matches.total;
   answer_.record.items_shown = matches.shown;
   return std::nullopt;
@@ -251,11 +254,9 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
 
 void FetchCall::answer_text(std::string_view text, std::size_t begin, const std::string& path,
                             const json::object& extra) {
-  FitBudget allowance = piece_allowance();
-  std::string trailer;
-  std::size_t end = 0;
-  for (int round = 0; round < kPlanningRounds; ++round) {
-    end = begin == text.size() ? begin : cut_text(text, begin, allowance);
+  std::size_t end = begin;
+  fit_text(budget(), trailer_reserve(), [&](const TextReserve& reserve) {
+    end = begin == text.size() ? begin : cut_text(text, begin, text_room(budget(), reserve));
     json::object meta = extra;
     meta["offset"] = begin;
     meta["returnedBytes"] = end - begin;
@@ -267,16 +268,9 @@ void FetchCall::answer_text(std::string_view text, std::size_t begin, const std:
       hint += " This item alone exceeds the budget; for the items after it, call " +
               context_.tool_name + " with {\"cursor\": _ctxguard.nextItemsCursor}.";
     }
-    meta["hint"] = std::move(hint);
-    const std::size_t piece = budget::estimate_tokens(text.substr(begin, end - begin));
-    trailer = settle_budget_fields(meta, context_.budget.token_budget, piece, trailer_text,
-                                   answer_.record.final_tokens);
-    const auto next = budget::reduced_allowance(
-        allowance, text_answer_size(text.substr(begin, end - begin), trailer), budget());
-    if (!next) break;
-    allowance = *next;
-  }
-  set_text_answer(text.substr(begin, end - begin), trailer);
+    meta["hint"] = hint;
+    return set_text_answer(text.substr(begin, end - begin), std::move(meta));
+  });
   answer_.record.items_total = text.size();
   answer_.record.items_shown = end - begin;
 }

@@ -122,6 +122,9 @@ class FitSubject {
 // a planner that already holds the subject's values as whole values (a first answer prices them
 // once to decide on compaction), used for the first planning round instead of pricing them again
 // when `view` shows values whole (with --tables it does not: that round prices them as tables).
+// A written answer that comes out over (the levels plan with estimates of each part) is planned
+// again with the overshoot set aside, so the last levels show fewer items until an answer fits
+// or one item is left: `fitted` false then says that one item alone is over.
 FitResult fit(FitSubject& subject, const FitOptions& options, ValueView view,
               std::unique_ptr<CutPlanner> priced = nullptr);
 

@@ -68,6 +68,45 @@ class TreeSubject final : public FitSubject {
   bool stop_ = false;
 };
 
+// A page of an array (as a ctxguard_fetch page is): `count` items from the start. Every item
+// shown adds `hidden_per_item` tokens to the measure that the plan does not see, standing for an
+// estimate of each part that falls short of the written answer.
+class PageSubject final : public FitSubject {
+ public:
+  PageSubject(json::array array, std::size_t count, std::size_t hidden_per_item)
+      : array_(std::move(array)), count_(count), hidden_per_item_(hidden_per_item) {}
+
+  void add_values(CutPlanner& planner) override {
+    cost_ = planner.add_page(array_, 0, "", 0, count_);
+  }
+  Cost cost(CutPlanner& /*planner*/) override { return cost_; }
+  std::vector<RecordGroup> record_groups(const CutMap& /*cuts*/,
+                                         const ValueView& /*view*/) override {
+    return {};
+  }
+  std::optional<AnswerSize> render(const FitPlan& plan) override {
+    std::string body;
+    ctxguard::pipeline::ViewStats stats;
+    const ctxguard::pipeline::ArrayCut& page = plan.cuts.front();
+    ctxguard::pipeline::write_page_items(body, array_, "", {page.begin, page.shown}, nullptr,
+                                         plan.view, plan.map, stats);
+    shown.push_back(page.shown);
+    return AnswerSize{
+        .tokens = ctxguard::budget::estimate_tokens(body) + 100 + hidden_per_item_ * page.shown,
+        .chars = body.size(),
+        .bytes = body.size(),
+        .lines = 1};
+  }
+
+  std::vector<std::size_t> shown;  // by every page written, in order
+
+ private:
+  json::array array_;
+  std::size_t count_;
+  std::size_t hidden_per_item_;
+  Cost cost_;
+};
+
 // Prose-like text of about `chars` characters (numbers and words: it costs what text costs).
 std::string note(std::size_t chars, std::size_t seed) {
   std::string text;
@@ -163,6 +202,31 @@ TEST_CASE("fitter: one item over the budget is shown alone, and the result says 
     REQUIRE(level != FitLevel::kProject);
     REQUIRE(level != FitLevel::kTighten);
   }
+}
+
+TEST_CASE("fitter: a page written over its plan shows fewer items until it fits") {
+  // Each item written costs 20 tokens (about half) more than planned: a page planned at the
+  // budget comes out far over, and the levels' corrections take items off until one fits.
+  PageSubject subject(records(50, 20), 50, 20);
+  FitOptions no_summary = options(2000);
+  no_summary.summarize = false;
+  const FitResult result = ctxguard::pipeline::fit(subject, no_summary, ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.size.tokens <= 2000);
+  REQUIRE(subject.shown.size() > 1);
+  REQUIRE(subject.shown.front() > result.plan.cuts.front().shown);
+  // Not cut to a few: the answer fills the budget as a page that fits must (85%).
+  REQUIRE(result.size.tokens >= 2000 * 85 / 100);
+}
+
+TEST_CASE("fitter: a page whose one item is over the budget ends with that item alone") {
+  PageSubject subject(records(50, 30000), 50, 0);
+  FitOptions no_summary = options(2000);
+  no_summary.summarize = false;
+  const FitResult result = ctxguard::pipeline::fit(subject, no_summary, ValueView{});
+  REQUIRE_FALSE(result.fitted);
+  REQUIRE(result.plan.cuts.front().shown == 1);
+  REQUIRE(result.plan.cuts.front().is_page);
 }
 
 TEST_CASE("fitter: a subject that stops ends the fit with nothing rendered") {
@@ -307,23 +371,10 @@ TEST_CASE("fitter: arrays of arrays are shown a level at a time; flat records ar
 TEST_CASE("fitter: corrections grow with what an answer came out over") {
   const FitBudget budget{.tokens = 1000};
   // 200 over: a quarter more, and a margin.
-  using ctxguard::budget::reduced_allowance;
-  using ctxguard::budget::text_allowance;
   using ctxguard::pipeline::Cost;
   using ctxguard::pipeline::overshoot_after;
   REQUIRE(overshoot_after(Cost{}, {.tokens = 1200}, budget).tokens == 200 * 1.25 + 32);
   REQUIRE(overshoot_after(Cost{.tokens = 10}, {.tokens = 1000}, budget).tokens == 10);
-  REQUIRE(text_allowance(budget, 160, 700).tokens == 840);
-  REQUIRE(text_allowance({.tokens = 200}, 160, 700).tokens == 100);
-  // A fitting piece stands; an over one gives up its excess and a margin, at most half.
-  const auto reduced = [&](std::size_t tokens, std::size_t measured) {
-    const auto next = reduced_allowance({.tokens = tokens}, {.tokens = measured}, budget);
-    return next ? std::optional<std::size_t>(next->tokens) : std::nullopt;
-  };
-  REQUIRE_FALSE(reduced(800, 990));
-  REQUIRE(reduced(800, 1100) == 800 - 116);
-  REQUIRE(reduced(800, 9000) == 400);
-  REQUIRE_FALSE(reduced(63, 9000));
 }
 
 TEST_CASE("fitter: an answer is planned within characters and bytes as it is within tokens") {
@@ -350,9 +401,7 @@ TEST_CASE("fitter: an answer is planned within characters and bytes as it is wit
   }
 }
 
-TEST_CASE("fitter: limits in characters, bytes and lines are corrected and reserved per unit") {
-  using ctxguard::budget::reduced_allowance;
-  using ctxguard::budget::text_allowance;
+TEST_CASE("fitter: limits in characters and bytes are corrected per unit") {
   using ctxguard::pipeline::Cost;
   using ctxguard::pipeline::overshoot_after;
   const FitBudget budget{.tokens = 4000, .chars = 8000, .bytes = 0, .lines = 100};
@@ -361,14 +410,4 @@ TEST_CASE("fitter: limits in characters, bytes and lines are corrected and reser
   REQUIRE(next.tokens == 0);
   REQUIRE(next.chars > 500);
   REQUIRE(next.bytes == 0);
-  // A piece leaves room for its trailing item: the joining newline, its characters, its line.
-  const FitBudget piece = text_allowance(budget, 160, 700);
-  REQUIRE(piece.chars == 8000 - 701);
-  REQUIRE(piece.bytes == 0);
-  REQUIRE(piece.lines == 99);
-  // Over in lines only: lines shrink, the rest stands.
-  const auto fewer = reduced_allowance(piece, {.tokens = 100, .chars = 300, .lines = 120}, budget);
-  REQUIRE(fewer);
-  REQUIRE(fewer->lines < piece.lines);
-  REQUIRE(fewer->chars == piece.chars);
 }

@@ -1,0 +1,53 @@
+#include "pipeline/fit/text_fit.hpp"
+
+#include <algorithm>
+
+#include "pipeline/fit/fitter.hpp"
+
+namespace ctxguard::pipeline {
+
+TextReserve TextReserve::for_trailers(const FitBudget& budget, std::size_t tokens,
+                                      std::size_t chars, std::size_t items) {
+  const auto share = [items](std::size_t limit, std::size_t each) {
+    return static_cast<double>(std::min(limit / 2, each * items));
+  };
+  // Each trailing item is joined with '\n': one character and byte more, and a line of its own.
+  return TextReserve{.cost = Cost{.tokens = share(budget.tokens, tokens),
+                                  .chars = share(budget.chars, chars + 1),
+                                  .bytes = share(budget.bytes, chars + 1)},
+                     .lines = static_cast<std::size_t>(share(budget.lines, 1))};
+}
+
+void TextReserve::correct(const AnswerSize& measured, const FitBudget& budget) {
+  cost = overshoot_after(cost, measured, budget);
+  if (budget.lines != 0 && measured.lines > budget.lines) lines += measured.lines - budget.lines;
+}
+
+FitBudget text_room(const FitBudget& budget, const TextReserve& reserve) {
+  const auto room = [](std::size_t limit, double reserved, std::size_t smallest) -> std::size_t {
+    if (limit == 0) return 0;
+    const double floor = static_cast<double>(std::min(limit / 2, smallest));
+    return static_cast<std::size_t>(std::max(static_cast<double>(limit) - reserved, floor));
+  };
+  return FitBudget{
+      .tokens = room(budget.tokens, reserve.cost.tokens, kSmallestTextTokens),
+      .chars = room(budget.chars, reserve.cost.chars, kSmallestTextChars),
+      .bytes = room(budget.bytes, reserve.cost.bytes, kSmallestTextChars),
+      .lines = room(budget.lines, static_cast<double>(reserve.lines), kSmallestTextLines)};
+}
+
+TextFitResult fit_text(const FitBudget& budget, TextReserve reserve, const TextRender& render) {
+  TextFitResult result{.size = render(reserve), .fitted = false, .rounds = 1};
+  result.fitted = fits(result.size, budget);
+  while (!result.fitted && result.rounds < kPlanningRounds) {
+    reserve.correct(result.size, budget);
+    const AnswerSize size = render(reserve);
+    ++result.rounds;
+    if (size == result.size) break;  // at its smallest: it stands
+    result.size = size;
+    result.fitted = fits(size, budget);
+  }
+  return result;
+}
+
+}  // namespace ctxguard::pipeline
