@@ -96,6 +96,8 @@ class Fitter {
   //
   // Before them, in the reverse of the order the levels took them: items of the arrays shown
   // shortened up to kMinItemsShown, the fields projection left out, then the items up to a page.
+  //
+  // Last, the collapsed arrays too long to give back whole: as pages (give_back_as_pages).
   void give_back() {
     if (!result_.fitted) return;
     grow_pages(kMinItemsShown);
@@ -103,8 +105,48 @@ class Fitter {
     grow_pages(std::numeric_limits<std::size_t>::max());
     for (int round = 0; round < kGiveBackRounds && result_.fitted; ++round) {
       const std::vector<Gain> gains = gains_of(subject_.shortened(), result_.plan);
-      if (!give_back_round(gains)) return;
+      if (!give_back_round(gains)) break;
     }
+    give_back_as_pages();
+  }
+
+  // Gives back the collapsed arrays whose whole does not fit the room left, the largest first,
+  // each as a page: its first items, as many as fit, and a cursor to the rest. A tree whose
+  // folders the breadth level collapsed so shows the first folder's entries in the room its
+  // placeholders left, instead of leaving that room unused.
+  void give_back_as_pages() {
+    for (int round = 0; round < kGiveBackRounds; ++round) {
+      const std::vector<Gain> gains = gains_of(subject_.shortened(), result_.plan);
+      const auto array = std::find_if(gains.begin(), gains.end(), [](const Gain& gain) {
+        return gain.value->is_array() && !gain.value->get_array().empty();
+      });
+      if (array == gains.end() || !give_back_page(*array->value)) return;
+    }
+  }
+
+  // Shows the collapsed `array` with its first item, cut, then grows it (and any other array
+  // shown shortened) while the answer stays within the budget; true when its first item fit.
+  bool give_back_page(const boost::json::value& array) {
+    FitPlan& plan = result_.plan;
+    const FitPlan before = plan;
+    plan.view.whole.insert(&array);
+    ++view_version_;
+    plan.map[&array.get_array()] = ItemWindow{.begin = 0, .count = 1};
+    const std::unique_ptr<CutPlanner> cuts = planner();
+    subject_.cost(*cuts);  // the parts' weights
+    cuts->apply(plan.map);
+    plan.cuts = cuts->visible_cuts();
+    plan.map = cuts->cut_map();
+    const std::optional<AnswerSize> size = subject_.render(plan);
+    if (size && fits(*size, options_.budget)) {
+      result_.size = *size;
+      grow_pages(std::numeric_limits<std::size_t>::max());
+      return true;
+    }
+    plan = before;
+    ++view_version_;
+    restore();
+    return false;
   }
 
   // Shows more items of the arrays shown shortened (up to `max_keep` each, and their page),

@@ -118,7 +118,8 @@ class FitSubject {
 // budget: items of the arrays shown shortened up to kMinItemsShown, the fields projection left
 // out (tried on arrays of at most kMinItemsShown items), items up to the page, then the values
 // the levels' limits shortened, largest gain first (kGiveBackRounds rounds, each a level deeper
-// into what it gave back). More budget so never shows less (docs/protocol.md 2.3). `priced`:
+// into what it gave back), and last the collapsed arrays too long for that, as pages. More
+// budget so never shows less (docs/protocol.md 2.3). `priced`:
 // a planner that already holds the subject's values as whole values (a first answer prices them
 // once to decide on compaction), used for the first planning round instead of pricing them again
 // when `view` shows values whole (with --tables it does not: that round prices them as tables).

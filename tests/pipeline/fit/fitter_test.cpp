@@ -48,12 +48,15 @@ class TreeSubject final : public FitSubject {
     levels.push_back(plan.level);
     string_limits.push_back(plan.view.max_string_chars);
     written = body;
+    shortened_ = std::move(stats.shortened);
     // The `_ctxguard` the answer would carry: 100 tokens, 400 characters and bytes, one line.
     return AnswerSize{.tokens = ctxguard::budget::estimate_tokens(body) + 100 + extra_,
                       .chars = ctxguard::budget::utf16_length(body) + 400,
                       .bytes = body.size() + 400,
                       .lines = 1};
   }
+
+  std::vector<ctxguard::pipeline::Shortened> shortened() override { return shortened_; }
 
   void stop() { stop_ = true; }
 
@@ -65,6 +68,7 @@ class TreeSubject final : public FitSubject {
   json::value value_;
   std::size_t extra_;
   Cost cost_;
+  std::vector<ctxguard::pipeline::Shortened> shortened_;  // by the last answer written
   bool stop_ = false;
 };
 
@@ -328,11 +332,56 @@ TEST_CASE("fitter: one huge branch is collapsed, its siblings' levels stay shown
   const FitResult result = ctxguard::pipeline::fit(subject, tree_options(2500), ValueView{});
   REQUIRE(result.fitted);
   REQUIRE(result.plan.level == FitLevel::kBreadth);
-  REQUIRE(subject.written.find("\"[array of 1000 items: /10/children/0/children]\"") !=
-          std::string::npos);
+  // The huge folders are collapsed by the breadth level; the room left shows the first one's
+  // first files as a page.
+  REQUIRE(result.plan.cuts.front().path == "/10/children/0/children");
+  REQUIRE(result.plan.cuts.front().shown <= 50);
   std::vector<std::string> names;
   folder_names(tree, 2, names);
   for (const std::string& name : names) REQUIRE(shows_name(subject.written, name));
+}
+
+TEST_CASE("fitter: folders too long to show whole are given back as pages in the room left") {
+  // 30 folders of 90 files: the folders' entries are collapsed at the breadth level, and no
+  // folder's 90 entries fit in what their placeholders leave of the budget.
+  json::array tree;
+  for (int d = 0; d < 30; ++d) {
+    json::array files;
+    for (int f = 0; f < 90; ++f) {
+      // Names of one length: every folder costs the same, and ties go in the answer's order.
+      files.push_back(json::object{{"name", "f" + std::to_string(10000 + d * 100 + f) + ".txt"},
+                                   {"type", "file"}});
+    }
+    tree.push_back(json::object{
+        {"name", "dir" + std::to_string(d)}, {"type", "directory"}, {"children", files}});
+  }
+  TreeSubject subject(tree);
+  const FitResult result = ctxguard::pipeline::fit(subject, tree_options(4000), ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.plan.view.max_array_nesting == 1);
+  for (int d = 0; d < 30; ++d) REQUIRE(shows_name(subject.written, "dir" + std::to_string(d)));
+  // The first folder shows its first files, cut, with the rest behind its cursor.
+  REQUIRE_FALSE(result.plan.cuts.empty());
+  const ctxguard::pipeline::ArrayCut& first = result.plan.cuts.front();
+  // Ties go largest gain first: the estimate tells the folders' names apart by their digits.
+  REQUIRE(first.path.ends_with("/children"));
+  const int folder = std::stoi(first.path.substr(1));
+  REQUIRE(first.shown >= 10);
+  REQUIRE(first.shown < 90);
+  REQUIRE(shows_name(subject.written, "f" + std::to_string(10000 + folder * 100) + ".txt"));
+  // The others are collapsed, or given back whole while they fit, or as pages listed with
+  // their cursors (at most a page of entries each).
+  const auto collapsed = [&](int d) {
+    return subject.written.find("\"[array of 90 items: /" + std::to_string(d) + "/children]\"") !=
+           std::string::npos;
+  };
+  std::size_t given_back = 0;
+  for (int d = 0; d < 30; ++d) given_back += collapsed(d) ? 0 : 1;
+  REQUIRE(given_back >= result.plan.cuts.size());
+  REQUIRE(given_back < 30);
+  for (const ctxguard::pipeline::ArrayCut& cut : result.plan.cuts) REQUIRE(cut.shown <= 50);
+  // And the room is used.
+  REQUIRE(result.size.tokens >= 4000 * 85 / 100);
 }
 
 TEST_CASE("fitter: arrays of arrays are shown a level at a time; flat records are not touched") {
