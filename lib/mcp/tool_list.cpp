@@ -16,93 +16,43 @@ namespace json = boost::json;
 namespace {
 
 // ctxguard_fetch's input schema, every parameter described.
-json::object fetch_input_schema(std::size_t page_size, std::size_t max_page_size) {
-  json::object limit{{"type", "integer"},
-                     {"minimum", 1},
-                     {"maximum", max_page_size},
-                     {"description", fmt::format("Items per page (default {}, at most {}).",
-                                                 page_size, max_page_size)}};
+// Every argument with its type and range, and no descriptions: the answers' hints say how to call
+// it (docs/protocol.md section 5), so the definition a model pays for on every request stays small.
+json::object fetch_input_schema(std::size_t max_page_size) {
+  const json::object text{{"type", "string"}};
+  const json::object integer{{"type", "integer"}};
   return json::object{
       {"type", "object"},
       {"properties",
        json::object{
-           {"cursor",
-            json::object{{"type", "string"},
-                         {"description",
-                          "A cursor from `_ctxguard`: nextCursor (the next page or chunk), "
-                          "resultCursor (any value of the result, with `path`), or one from "
-                          "otherCuts."}}},
-           {"limit", std::move(limit)},
-           {"fields", json::object{{"type", "array"},
-                                   {"items", json::object{{"type", "string"}}},
-                                   {"description",
-                                    "Keep only these fields of each record (dotted for nested "
-                                    "ones, e.g. \"guest.name\")."}}},
-           {"path", json::object{{"type", "string"},
-                                 {"description",
-                                  "A JSON Pointer from a shortened value (\"…[+N chars: PATH]\", "
-                                  "\"[object of N keys: PATH]\"): returns that value in full."}}},
-           {"startLine", json::object{{"type", "integer"},
-                                      {"minimum", 1},
-                                      {"description", "Text results: the first line to return."}}},
-           {"endLine", json::object{{"type", "integer"},
-                                    {"minimum", 1},
-                                    {"description", "Text results: the last line to return."}}},
-           {"query",
-            json::object{{"type", "string"},
-                         {"description",
-                          "Search the cached result: items of an array (words, field=value, "
-                          "field~text, field!=value; all terms must match) or lines of a "
-                          "text."}}},
-           {"aggregate",
-            json::object{{"type", "object"},
-                         {"description",
-                          "Counts and exact sums over every item of a cached array (those "
-                          "`query` matches): {\"groupBy\": FIELD or [FIELD, FIELD], \"sum\", "
-                          "\"min\", \"max\", \"avg\": [FIELD...]}, fields dotted for nested "
-                          "ones."}}}}},
+           {"cursor", text},
+           {"limit", json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", max_page_size}}},
+           {"fields", json::object{{"type", "array"}, {"items", text}}},
+           {"path", text},
+           {"startLine", integer},
+           {"endLine", integer},
+           {"query", text},
+           {"aggregate", json::object{{"type", "object"}}}}},
       {"required", json::array{"cursor"}},
       {"additionalProperties", false}};
 }
 
 }  // namespace
 
-json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                   std::size_t max_page_size, FetchToolForm form) {
-  json::object schema = fetch_input_schema(page_size, max_page_size);
-  std::string description =
-      "Continues a tool result that ctxguard shortened to fit the context budget, from "
-      "ctxguard's cache (the tool is not run again): the next page or chunk "
-      "({cursor: _ctxguard.nextCursor}), a shortened value in full ({cursor: "
-      "_ctxguard.resultCursor, path}), exact lines of a text ({cursor, startLine, endLine}), "
-      "a search ({cursor, query}), or counts and sums ({cursor, aggregate}). `limit` and "
-      "`fields` narrow pages. If the cursor has "
-      "expired, call the original tool again.";
-  if (form.short_form) {
-    description =
-        "Reads more of a result ctxguard shortened, from its cache (the tool is not run again): "
-        "{cursor: _ctxguard.nextCursor} the next page or chunk; {cursor: _ctxguard.resultCursor, "
-        "path} a shortened value; {cursor, startLine, endLine} lines of a text; {cursor, query} "
-        "a search (words, field=value); {cursor, aggregate: {groupBy, sum, min, max, avg}} counts "
-        "and sums. `limit` and `fields` narrow pages. A cursor expires: then call the tool again.";
-    for (auto& property : schema["properties"].as_object()) {
-      erase_member(property.value().as_object(), "description");
-    }
-  }
+json::object fetch_tool_definition(std::string_view name, std::size_t max_page_size,
+                                   FetchToolForm form) {
+  json::object schema = fetch_input_schema(max_page_size);
+  std::string description = "Reads more of a result ctxguard shortened, as its _ctxguard.hint says";
   if (form.gives_tools) {
-    description +=
-        " {tool: NAME}: a tool's full definition (a description ending in \"…\" is "
-        "shortened).";
+    description += "; {tool}: a tool's definition";
     schema["properties"].as_object()["tool"] = json::object{{"type", "string"}};
     erase_member(schema, "required");
   }
-  return json::object{
-      {"name", name},
-      {"title", "Fetch more of a shortened result"},
-      {"description", std::move(description)},
-      {"inputSchema", std::move(schema)},
-      {"annotations",
-       json::object{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}}}};
+  description += '.';
+  return json::object{{"name", name},
+                      {"description", std::move(description)},
+                      {"inputSchema", std::move(schema)},
+                      {"annotations", json::object{{"readOnlyHint", true}}}};
 }
 
 json::object search_tool_definition(const OwnToolNames& names) {
@@ -271,9 +221,8 @@ void ToolListEditor::append_own_tools(json::array& tools, const config::Profile&
   // compact: ctxguard_fetch gives the descriptions in full; lazy: it continues long answers.
   if (profile.enforces_any() || mode == config::ToolListMode::kCompact) {
     add(fetch_tool_definition(
-        names_.fetch, profile.global().page_size, profile.largest_max_page_size(),
-        FetchToolForm{.short_form = mode != config::ToolListMode::kFull,
-                      .gives_tools = mode == config::ToolListMode::kCompact}));
+        names_.fetch, profile.largest_max_page_size(),
+        FetchToolForm{.gives_tools = mode == config::ToolListMode::kCompact}));
     edit.fetch_tool_added = true;
   }
 }

@@ -56,18 +56,16 @@ inline bool lists_size_hints(std::string_view client) {
 // never below its own default (50,000), nor above what it accepts (500,000).
 std::size_t max_result_chars(std::size_t hard_cap);
 
-// How ctxguard_fetch is listed: in the compact and lazy modes its own definition is written short
-// too (a shorter description, no descriptions on its parameters); in compact mode it also gives
-// tool definitions (`tool`; then `cursor` is no longer required).
+// How ctxguard_fetch is listed: in compact mode it also gives tool definitions (`tool`; then
+// `cursor` is no longer required).
 struct FetchToolForm {
-  bool short_form = false;
   bool gives_tools = false;
 };
 
-// The tool definition ctxguard adds, named `name`: `limit` defaults to `page_size` and goes up
-// to `max_page_size`.
-boost::json::object fetch_tool_definition(std::string_view name, std::size_t page_size,
-                                          std::size_t max_page_size, FetchToolForm form = {});
+// The tool definition ctxguard adds, named `name`: every argument with its type, `limit` up to
+// `max_page_size`; at most 150 estimated tokens in every form (docs/protocol.md section 5).
+boost::json::object fetch_tool_definition(std::string_view name, std::size_t max_page_size,
+                                          FetchToolForm form = {});
 
 // lazy: the tool that finds the server's tools, and the one that runs them.
 boost::json::object search_tool_definition(const OwnToolNames& names);

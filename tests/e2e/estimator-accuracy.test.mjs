@@ -28,7 +28,7 @@ import zlib from 'node:zlib';
 import { getTokenizer } from '@anthropic-ai/tokenizer';
 
 import { adversarialSamples, KINDS_WITHIN_15 } from './lib/adversarial-samples.mjs';
-import { E2E_DIR, closeAllSessions, connectDirect, makeTempDir, prng, removeDir, serverCommand } from './lib/harness.mjs';
+import { E2E_DIR, closeAllSessions, connectDirect, estimateBin, makeTempDir, prng, removeDir, serverCommand } from './lib/harness.mjs';
 
 const NODE_MODULES = path.join(E2E_DIR, 'node_modules');
 // iconv-lite's code-page tables: every ideograph of a charset once, in code-point order, most of
@@ -54,12 +54,6 @@ const CATALOG_LANGUAGES = [
 ];
 const MIN_BYTES = 100;
 const MAX_BYTES = 200 * 1024;
-
-function estimateBin() {
-  const fromEnv = process.env.CTXGUARD_ESTIMATE_BIN;
-  if (fromEnv) return path.resolve(fromEnv);
-  return path.resolve(E2E_DIR, '..', '..', 'build', 'tests', 'estimate_tokens_cli');
-}
 
 function skipReason() {
   if (process.env.CTXGUARD_ESTIMATE_BIN || fs.existsSync(estimateBin())) return false;

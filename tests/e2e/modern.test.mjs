@@ -107,22 +107,22 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
     const LEGACY_CHANGED = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}';
     const changedLines = (g, from = 0) => g.lines().slice(from).filter((l) => l.includes('"notifications/tools/list_changed"'));
 
-    /** A session on a config file with pageSize 20; waits until ctxguard watches the file. */
+    /** A session on a config file with maxPageSize 150 (ctxguard_fetch lists it as `limit`'s maximum); waits until ctxguard watches the file. */
     async function start(name) {
       const file = path.join(tmp, `${name}.yaml`);
-      fs.writeFileSync(file, 'pageSize: 20\n');
+      fs.writeFileSync(file, 'maxPageSize: 150\n');
       const g = rawProxy(rawServerCommand(), ['--config', file]);
       await waitFor(() => /watching /.test(g.stderrText()), 5000, 'the "watching" log line');
       return { g, c: rawClient(g), file };
     }
 
-    /** Rewrites the file with `pageSize` and sends SIGHUP; resolves once the change is logged as reloaded. */
-    async function reload(g, file, pageSize) {
+    /** Rewrites the file with `maxPageSize` and sends SIGHUP; resolves once the change is logged as reloaded. */
+    async function reload(g, file, maxPageSize) {
       const count = () => (g.stderrText().match(/configuration \S+ reloaded \([^)]*\): 1 change\(s\)/g) ?? []).length;
       const before = count();
-      fs.writeFileSync(file, `pageSize: ${pageSize}\n`);
+      fs.writeFileSync(file, `maxPageSize: ${maxPageSize}\n`);
       process.kill(g.pid, 'SIGHUP');
-      await waitFor(() => count() > before, 5000, `the reload to pageSize ${pageSize}`);
+      await waitFor(() => count() > before, 5000, `the reload to maxPageSize ${maxPageSize}`);
     }
 
     /** The ctxguard_fetch entry of a tools/list answer (checked last). */
@@ -135,7 +135,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
     test('legacy session: the reload sends the unsolicited notification, once', T, async () => {
       const { g, c, file } = await start('legacy');
       const before = fetchToolOf(await c.request('tools/list', { _meta: { 'raw-server/result': TOOLS } }));
-      await reload(g, file, 10);
+      await reload(g, file, 100);
       await c.request('ping', {}); // answered after anything the reload made ctxguard send
       await sleep(QUIET_MS);
       assert.deepEqual(changedLines(g), [LEGACY_CHANGED]);
@@ -149,7 +149,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
     test('modern session without a listen stream: no notification at all', T, async () => {
       const { g, c, file } = await start('modern-none');
       const before = fetchToolOf(await c.request('tools/list', { _meta: scripted(TOOLS) }));
-      await reload(g, file, 10);
+      await reload(g, file, 100);
       await c.request('ping', { _meta: modernMeta() });
       await sleep(QUIET_MS);
       assert.deepEqual(changedLines(g), [], 'nothing unsolicited in a modern session');
@@ -173,7 +173,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
       await g.send(emitLines([onStream]));
       await g.waitForLine((l) => l === onStream, 5000);
 
-      await reload(g, file, 10);
+      await reload(g, file, 100);
       await c.request('ping', { _meta: modernMeta() });
       await sleep(QUIET_MS);
       const changed = changedLines(g);
@@ -185,7 +185,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
       const ended = JSON.parse(await g.waitForLine((l) => l.startsWith('{"jsonrpc":"2.0","id":"listen-1",'), 5000));
       assert.equal(ended.result.line, listen, 'the listen request reached the server as sent');
       const from = g.lines().length;
-      await reload(g, file, 30);
+      await reload(g, file, 120);
       await c.request('ping', { _meta: modernMeta() });
       await sleep(QUIET_MS);
       assert.deepEqual(changedLines(g, from), [], 'no stream is open any more');
@@ -215,7 +215,7 @@ describe('MCP 2026-07-28 on raw pipes', { skip: SKIP, timeout: 180_000 }, () => 
       await g.send(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 's-d', reason: 'done', _meta: modernMeta() } })}\n`);
       await c.request('ping', { _meta: modernMeta() }); // the cancellation has been read
 
-      await reload(g, file, 10);
+      await reload(g, file, 100);
       await c.request('ping', { _meta: modernMeta() });
       await sleep(QUIET_MS);
       const ids = changedLines(g).map((l) => {

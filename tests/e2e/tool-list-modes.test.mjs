@@ -1,7 +1,9 @@
 // toolList full / compact / lazy with the real SDK clients (docs/protocol.md 4.2):
 //   - figures: tokens of tools/list as the server sent it and as each mode lists it, for
 //     server-filesystem, -memory, -everything and the 120-tool server (printed for the note);
-//     compact at most 50% and lazy at most 10% of the server's on the 120-tool server;
+//     compact at most 50% and lazy at most 10% of the server's on the 120-tool server; for every
+//     server, compact (ctxguard_fetch included) no larger than the server's own tools without
+//     outputSchema, and ctxguard_fetch at most 150 estimated tokens in every mode;
 //   - compact, 120 tools in pages of 50: every tool and every input property kept, `required`
 //     and annotations unchanged; the instructions say each shared sentence once and no
 //     description does; ctxguard_fetch {tool} gives a definition as the server sent it; for every
@@ -34,6 +36,7 @@ import {
   connectDirect,
   connectProxied,
   connectSession,
+  estimateTokens,
   FULL_CLIENT_CAPABILITIES,
   makeFiles,
   makeTempDir,
@@ -152,13 +155,20 @@ describe('toolList modes', { skip: SKIP }, () => {
         row[mode] = figures.sent;
         row[`${mode}Instructions`] = figures.instructions;
         row[`${mode}Tools`] = tools.length;
+        // Each tool as ctxguard measures it: minified JSON.
+        row[`${mode}Fetch`] = estimateTokens(JSON.stringify(tools.find((t) => t.name === FETCH)));
+        assert.ok(row[`${mode}Fetch`] <= 150, `${name} (${mode}): ctxguard_fetch is ${row[`${mode}Fetch`]} tokens`);
       }
       assert.ok(row.compact < row.full, `${name}: compact ${row.compact} < full ${row.full}`);
+      // full is the server's tools without outputSchema, and ctxguard_fetch.
+      assert.ok(row.compact <= row.full - row.fullFetch,
+        `${name}: compact ${row.compact} over the server's own tools without outputSchema (${row.full - row.fullFetch})`);
       assert.ok(row.lazy < row.compact, `${name}: lazy ${row.lazy} < compact ${row.compact}`);
       rows.push(row);
       console.log(`# ${name}: tools/list tokens direct ${row.direct}, full ${row.full}, compact ${row.compact} `
         + `(${Math.round((100 * row.compact) / row.direct)}%), lazy ${row.lazy} (${Math.round((100 * row.lazy) / row.direct)}%); `
-        + `instructions full ${row.fullInstructions}, compact ${row.compactInstructions}, lazy ${row.lazyInstructions}`);
+        + `instructions full ${row.fullInstructions}, compact ${row.compactInstructions}, lazy ${row.lazyInstructions}; `
+        + `ctxguard_fetch ${row.fullFetch} / ${row.compactFetch} / ${row.lazyFetch}`);
     }
     const many = rows.at(-1);
     assert.ok(many.compact + many.compactInstructions - many.fullInstructions <= many.direct / 2,

@@ -35,7 +35,9 @@ TEST_CASE("tool list: outputSchema is removed and ctxguard_fetch appended last")
   REQUIRE(fetch.at("name").as_string() == "ctxguard_fetch");
   REQUIRE(fetch.at("inputSchema").at("required").as_array() == json::array{"cursor"});
   REQUIRE(fetch.at("inputSchema").at("properties").at("limit").at("maximum").as_uint64() == 200);
-  REQUIRE(fetch.at("description").as_string().find("nextCursor") != json::string::npos);
+  // The answers' hints say how to call it: the definition points there.
+  REQUIRE(fetch.at("description").as_string().find("_ctxguard.hint") != json::string::npos);
+  REQUIRE(fetch.at("annotations").at("readOnlyHint").as_bool());
 }
 
 TEST_CASE("tool list: with pages, ctxguard_fetch comes only on the last page") {

@@ -6,7 +6,7 @@
 // answers (after normalizing things that legitimately differ per run, such as
 // the path of a temporary data folder).
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,6 +45,20 @@ export function ctxguardAvailable() {
 export function skipWithoutCtxguard() {
   if (process.env.CTXGUARD_BIN || ctxguardAvailable()) return false;
   return `ctxguard binary not found at ${ctxguardBin()} (build it, or set CTXGUARD_BIN)`;
+}
+
+/** Path of the estimator CLI: $CTXGUARD_ESTIMATE_BIN or ../../build/tests/estimate_tokens_cli. */
+export function estimateBin() {
+  const fromEnv = process.env.CTXGUARD_ESTIMATE_BIN;
+  if (fromEnv) return path.resolve(fromEnv);
+  return path.resolve(E2E_DIR, '..', '..', 'build', 'tests', 'estimate_tokens_cli');
+}
+
+/** ctxguard's estimated tokens of `text` (estimate_tokens_cli, one line of {"text": ...}). */
+export function estimateTokens(text) {
+  const run = spawnSync(estimateBin(), [], { input: `${JSON.stringify({ text })}\n`, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`${estimateBin()} failed: ${run.stderr || run.error}`);
+  return JSON.parse(run.stdout).estimate;
 }
 
 const SERVER_ENTRIES = {
