@@ -29,6 +29,12 @@ std::string instructions_paragraph(std::string_view fetch_tool, const ListingNot
     paragraph += "\n\nSaid once here instead of in each tool's description:";
     for (const std::string& sentence : notes.shared_guidance) paragraph += " " + sentence;
   }
+  if (!notes.shared_parameters.empty()) {
+    paragraph += "\n\nParameters described once here instead of in each tool's input schema:";
+    for (const SharedParameter& parameter : notes.shared_parameters) {
+      paragraph += fmt::format(" `{}`: {}", parameter.name, parameter.description);
+    }
+  }
   return paragraph;
 }
 

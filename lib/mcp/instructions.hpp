@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include "config/settings.hpp"
+#include "mcp/tool_compaction.hpp"
 
 namespace ctxguard::mcp {
 
@@ -21,6 +22,8 @@ struct ListingNotes {
   std::string_view call_tool;
   // compact: the sentences taken out of the tools' descriptions, said here once.
   std::span<const std::string> shared_guidance;
+  // compact: the input properties whose descriptions were taken out of the tools' schemas.
+  std::span<const SharedParameter> shared_parameters;
 };
 
 // A short paragraph whose first 512 characters stand alone; in lazy mode it opens with how to

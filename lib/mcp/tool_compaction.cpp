@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "support/json_pointer.hpp"
 #include "support/text_scan.hpp"
@@ -324,6 +326,79 @@ std::vector<std::string> shared_sentences(const json::array& tools) {
   return shared;
 }
 
+namespace {
+
+// Calls visit(name, description) for every top-level input property of `tool` with a string
+// description.
+template <typename Visit>
+void for_each_described_property(const json::object& tool, const Visit& visit) {
+  const json::value* schema = tool.if_contains("inputSchema");
+  const json::value* properties = schema != nullptr && schema->is_object()
+                                      ? schema->get_object().if_contains("properties")
+                                      : nullptr;
+  if (properties == nullptr || !properties->is_object()) return;
+  for (const auto& property : properties->get_object()) {
+    const json::object* object = property.value().if_object();
+    const json::value* description =
+        object != nullptr ? object->if_contains("description") : nullptr;
+    if (description != nullptr && description->is_string()) {
+      visit(std::string_view(property.key()), std::string_view(description->get_string()));
+    }
+  }
+}
+
+// Leaves out the descriptions of `tool`'s input properties that `parameters` say once; how many.
+std::size_t remove_shared_parameters(json::object& tool,
+                                     std::span<const SharedParameter> parameters) {
+  json::value* schema = tool.if_contains("inputSchema");
+  json::value* properties = schema != nullptr && schema->is_object()
+                                ? schema->get_object().if_contains("properties")
+                                : nullptr;
+  if (properties == nullptr || !properties->is_object()) return 0;
+  std::size_t removed = 0;
+  for (auto& property : properties->get_object()) {
+    json::object* object = property.value().if_object();
+    const json::value* description =
+        object != nullptr ? object->if_contains("description") : nullptr;
+    if (description == nullptr || !description->is_string()) continue;
+    const SharedParameter said{.name = std::string(property.key()),
+                               .description = std::string(description->get_string())};
+    if (std::find(parameters.begin(), parameters.end(), said) != parameters.end()) {
+      removed += erase_member(*object, "description");
+    }
+  }
+  return removed;
+}
+
+}  // namespace
+
+std::vector<SharedParameter> shared_parameters(const json::array& tools) {
+  std::map<std::pair<std::string_view, std::string_view>, std::size_t> tools_describing;
+  std::map<std::string_view, std::size_t> descriptions_of;  // distinct, per name
+  std::vector<std::pair<std::string_view, std::string_view>> in_order;
+  for (const json::value& tool : tools) {
+    const json::object* object = tool.if_object();
+    if (object == nullptr) continue;
+    for_each_described_property(*object, [&](std::string_view name, std::string_view text) {
+      if (tools_describing[{name, text}]++ != 0) return;
+      ++descriptions_of[name];
+      in_order.emplace_back(name, text);
+    });
+  }
+  std::vector<SharedParameter> shared;
+  for (const auto& described : in_order) {
+    // A name described in more than one way ("Only contacts in this status.", "Only invoices
+    // ...") says which description is whose only where it stands.
+    if (descriptions_of[described.first] == 1 &&
+        char_count(described.second) >= kSharedParameterChars &&
+        tools_describing[described] >= kSharedSentenceTools) {
+      shared.push_back(SharedParameter{.name = std::string(described.first),
+                                       .description = std::string(described.second)});
+    }
+  }
+  return shared;
+}
+
 Compaction compact_input_schema(json::object& schema, std::string_view tool_name) {
   Compaction compaction;
   // Definitions first: what no $ref reaches must not keep $schema (compacting is idempotent).
@@ -365,8 +440,10 @@ CompactDescription compact_description(std::string_view description,
   return compact;
 }
 
-Compaction compact_tool(json::object& tool, std::span<const std::string> shared) {
+Compaction compact_tool(json::object& tool, std::span<const std::string> shared,
+                        std::span<const SharedParameter> parameters) {
   Compaction compaction;
+  const std::size_t parameters_removed = remove_shared_parameters(tool, parameters);
   std::optional<std::string> name;
   if (const json::value* given = tool.if_contains("name"); given != nullptr && given->is_string()) {
     name.emplace(given->get_string());
@@ -375,6 +452,7 @@ Compaction compact_tool(json::object& tool, std::span<const std::string> shared)
       schema != nullptr && schema->is_object()) {
     compaction = compact_input_schema(schema->get_object(), name.value_or(""));
   }
+  compaction.parameters_removed = parameters_removed;
   if (json::value* description = tool.if_contains("description");
       description != nullptr && description->is_string()) {
     CompactDescription compact = compact_description(description->get_string(), shared);

@@ -15,7 +15,8 @@
 //     such a local pointer and nothing declares an `$id` or an anchor;
 //   - in the tool's description, the sentences said once for all tools elsewhere, and the
 //     sentences past kDescriptionChars characters (the first always stays); a shortened
-//     description ends with kShortenedMark, and ctxguard_fetch {"tool": NAME} gives it whole.
+//     description ends with kShortenedMark, and ctxguard_fetch {"tool": NAME} gives it whole;
+//   - the description of an input property that many tools describe alike, said once elsewhere.
 // Values under `enum`, `const`, `default` and `examples` are data, never touched.
 
 #include <cstddef>
@@ -36,12 +37,24 @@ inline constexpr std::string_view kShortenedMark = " …";
 inline constexpr std::size_t kSharedSentenceTools = 3;
 inline constexpr std::size_t kSharedSentenceChars = 24;
 
+// An input property's description shorter than this is said where it stands.
+inline constexpr std::size_t kSharedParameterChars = 12;
+
 // What compaction removed from one tool.
 struct Compaction {
   std::size_t keywords_removed = 0;     // $schema, $comment, titles repeating a name
   std::size_t definitions_removed = 0;  // definitions no $ref reaches
   std::size_t shared_removed = 0;       // sentences said once for all tools
+  std::size_t parameters_removed = 0;   // property descriptions said once for all tools
   bool description_shortened = false;   // sentences past kDescriptionChars left out
+};
+
+// An input property described alike by many tools.
+struct SharedParameter {
+  std::string name;
+  std::string description;
+
+  friend bool operator==(const SharedParameter&, const SharedParameter&) = default;
 };
 
 // `text` split into sentences, each with the blank space after it: a sentence ends at '.', '!'
@@ -54,6 +67,13 @@ std::vector<std::string_view> split_sentences(std::string_view text);
 // they first appear. A sentence in a few of many tools is about those tools, and a short one
 // ("Read-only.") is about its tool: neither is guidance for the whole server.
 std::vector<std::string> shared_sentences(const boost::json::array& tools);
+
+// The top-level input properties that at least kSharedSentenceTools of `tools` describe with the
+// same description of kSharedParameterChars or more, and no tool describes otherwise, in the
+// order they first appear. Unlike a
+// sentence, a property's description is about the property wherever it stands: no share of the
+// tools is asked for (SaaS servers repeat `owner`, `repo`, `perPage` on a third of their tools).
+std::vector<SharedParameter> shared_parameters(const boost::json::array& tools);
 
 // Compacts `schema`, the input schema of the tool named `tool_name`, in place.
 Compaction compact_input_schema(boost::json::object& schema, std::string_view tool_name);
@@ -70,7 +90,9 @@ struct CompactDescription {
 CompactDescription compact_description(std::string_view description,
                                        std::span<const std::string> shared);
 
-// Compacts one tool definition in place: its input schema and its description.
-Compaction compact_tool(boost::json::object& tool, std::span<const std::string> shared);
+// Compacts one tool definition in place: its input schema (with the descriptions of `parameters`
+// left out where they stand alike) and its description.
+Compaction compact_tool(boost::json::object& tool, std::span<const std::string> shared,
+                        std::span<const SharedParameter> parameters = {});
 
 }  // namespace ctxguard::mcp

@@ -148,7 +148,7 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
   edit.changed = edit.output_schemas_removed > 0 || edit.fetch_tool_added || edit.size_hints > 0 ||
                  edit.tools_hidden > 0 || edit.compaction.keywords_removed > 0 ||
                  edit.compaction.definitions_removed > 0 || edit.compaction.shared_removed > 0 ||
-                 edit.compaction.description_shortened;
+                 edit.compaction.parameters_removed > 0 || edit.compaction.description_shortened;
   return edit;
 }
 
@@ -158,9 +158,12 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
   const bool size_hints = lists_size_hints(client);
   // The guidance said once in the instructions leaves the descriptions only for a client that
   // shows the model the instructions.
-  const std::span<const std::string> shared = config::client_traits(client).shows_instructions
-                                                  ? std::span<const std::string>(shared_)
-                                                  : std::span<const std::string>();
+  const bool shows_instructions = config::client_traits(client).shows_instructions;
+  const std::span<const std::string> shared =
+      shows_instructions ? std::span<const std::string>(shared_) : std::span<const std::string>();
+  const std::span<const SharedParameter> parameters =
+      shows_instructions ? std::span<const SharedParameter>(shared_parameters_)
+                         : std::span<const SharedParameter>();
   for (json::value& tool : tools) {
     json::object* object = tool.if_object();
     if (object == nullptr) continue;
@@ -178,10 +181,11 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
       ++edit.size_hints;
     }
     if (mode == config::ToolListMode::kCompact) {
-      const Compaction compaction = compact_tool(*object, shared);
+      const Compaction compaction = compact_tool(*object, shared, parameters);
       edit.compaction.keywords_removed += compaction.keywords_removed;
       edit.compaction.definitions_removed += compaction.definitions_removed;
       edit.compaction.shared_removed += compaction.shared_removed;
+      edit.compaction.parameters_removed += compaction.parameters_removed;
       edit.compaction.description_shortened =
           edit.compaction.description_shortened || compaction.description_shortened;
     }

@@ -102,6 +102,12 @@ class ToolListEditor {
   // compact: sentences the instructions say once for all tools, left out of each description.
   void set_shared_guidance(std::vector<std::string> sentences) { shared_ = std::move(sentences); }
   const std::vector<std::string>& shared_guidance() const { return shared_; }
+  // compact: input properties the instructions describe once, their descriptions left out of
+  // each tool's schema.
+  void set_shared_parameters(std::vector<SharedParameter> parameters) {
+    shared_parameters_ = std::move(parameters);
+  }
+  const std::vector<SharedParameter>& shared_parameters() const { return shared_parameters_; }
 
  private:
   // The server's tools on one page, edited in place as `profile` says.
@@ -117,6 +123,7 @@ class ToolListEditor {
   bool lazy_listed_ = false;
   ToolCatalog catalog_;
   std::vector<std::string> shared_;
+  std::vector<SharedParameter> shared_parameters_;
 };
 
 }  // namespace ctxguard::mcp

@@ -93,8 +93,12 @@ Verdict Interceptor::release_discovery(Clock::time_point now) {
   mcp::ToolDiscovery::Outcome outcome = discovery_.finish();
   if (outcome.complete) {
     tool_list_.set_shared_guidance(mcp::shared_sentences(outcome.tools));
-    spdlog::info("toolList compact: {} tools listed, {} sentences said once in the instructions",
-                 outcome.tools.size(), tool_list_.shared_guidance().size());
+    tool_list_.set_shared_parameters(mcp::shared_parameters(outcome.tools));
+    spdlog::info(
+        "toolList compact: {} tools listed, {} sentences and {} parameter descriptions said "
+        "once in the instructions",
+        outcome.tools.size(), tool_list_.shared_guidance().size(),
+        tool_list_.shared_parameters().size());
   } else {
     spdlog::warn(
         "toolList compact: the server's tools could not be listed first; its descriptions keep "

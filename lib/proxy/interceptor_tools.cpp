@@ -74,7 +74,8 @@ bool Interceptor::rewrite_instructions(json::object& result, const config::Profi
   const mcp::ListingNotes notes{.mode = profile.global().tool_list,
                                 .search_tool = names.search,
                                 .call_tool = names.call,
-                                .shared_guidance = tool_list_.shared_guidance()};
+                                .shared_guidance = tool_list_.shared_guidance(),
+                                .shared_parameters = tool_list_.shared_parameters()};
   const bool changed = (profile.enforces_any() || notes.mode != config::ToolListMode::kFull) &&
                        mcp::add_instructions(result, fetch_.name(), notes);
   const json::value* instructions = result.if_contains("instructions");

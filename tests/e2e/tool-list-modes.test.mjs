@@ -198,13 +198,21 @@ describe('toolList modes', { skip: SKIP }, () => {
       }
     });
 
-    test('the instructions say each shared sentence once, and no description does', T, () => {
+    test('the instructions say each shared sentence and parameter description once, and no tool does', T, () => {
       const instructions = proxied.client.getInstructions();
       for (const sentence of SHARED_GUIDANCE) {
         assert.equal(instructions.split(sentence).length - 1, 1, sentence);
         for (const tool of listed) assert.ok(!tool.description.includes(sentence), `${tool.name}: ${sentence}`);
       }
-      assert.match(proxied.stderrText(), /toolList compact: 120 tools listed, 5 sentences said once/);
+      // Described alike wherever they stand: said once. `status` and `fields` are described per
+      // product: their descriptions stay where they are.
+      for (const [name, description] of [['workspaceId', 'The workspace to act in.'], ['cursor', 'The cursor of the previous page.'], ['contactId', 'The id of the contact.']]) {
+        assert.equal(instructions.split(`\`${name}\`: ${description}`).length - 1, 1, name);
+        for (const tool of listed) assert.equal(tool.inputSchema.properties[name]?.description, undefined, `${tool.name}: ${name}`);
+      }
+      const listOfContacts = listed.find((t) => t.name === 'crm_list_contacts');
+      assert.equal(listOfContacts.inputSchema.properties.status.description, 'Only contacts in this status.');
+      assert.match(proxied.stderrText(), /toolList compact: 120 tools listed, 5 sentences and \d+ parameter descriptions said once/);
     });
 
     test('ctxguard_fetch {tool} gives the definition as the server sent it', T, async () => {
@@ -350,7 +358,7 @@ describe('toolList modes', { skip: SKIP }, () => {
     const asked = wire.findIndex((w) => w.dir === 'in' && w.msg.method === 'roots/list');
     assert.ok(initialized >= 0 && initialized < asked, `initialize result at ${initialized}, roots/list at ${asked}`);
     assert.equal(wire.filter((w) => w.dir === 'out' && w.msg.method === 'notifications/initialized').length, 1);
-    assert.match(session.stderrText(), /toolList compact: 14 tools listed, 1 sentences said once/);
+    assert.match(session.stderrText(), /toolList compact: 14 tools listed, 1 sentences and \d+ parameter descriptions said once/);
 
     const tools = await listAll(session.client);
     assert.equal(tools.at(-1).name, FETCH);

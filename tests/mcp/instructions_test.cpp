@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include <boost/json.hpp>
 
 #include "mcp/instructions.hpp"
@@ -31,4 +34,26 @@ TEST_CASE("instructions: added when the server has none, left alone when not a s
   json::object odd{{"instructions", 5}};
   REQUIRE_FALSE(ctxguard::mcp::add_instructions(odd, "ctxguard_fetch"));
   REQUIRE(odd.at("instructions").as_int64() == 5);
+}
+
+TEST_CASE("instructions: shared sentences, then shared parameter descriptions, said once") {
+  const std::vector<std::string> sentences{"All timestamps are UTC."};
+  const std::vector<ctxguard::mcp::SharedParameter> parameters{{"owner", "Repository owner."},
+                                                               {"perPage", "Results per page."}};
+  const std::string paragraph = ctxguard::mcp::instructions_paragraph(
+      "ctxguard_fetch", {.mode = ctxguard::config::ToolListMode::kCompact,
+                         .search_tool = {},
+                         .call_tool = {},
+                         .shared_guidance = sentences,
+                         .shared_parameters = parameters});
+  const std::size_t sentence = paragraph.find("All timestamps are UTC.");
+  const std::size_t said = paragraph.find(
+      "\n\nParameters described once here instead of in each tool's input schema: `owner`: "
+      "Repository owner. `perPage`: Results per page.");
+  REQUIRE(sentence != std::string::npos);
+  REQUIRE(said != std::string::npos);
+  REQUIRE(sentence < said);
+  // None: no such paragraph.
+  REQUIRE(ctxguard::mcp::instructions_paragraph("ctxguard_fetch").find("Parameters described") ==
+          std::string::npos);
 }

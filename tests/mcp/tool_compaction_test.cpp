@@ -187,6 +187,60 @@ TEST_CASE("shared sentences: in three tools or more and half of them, and long e
   CHECK(shared_sentences(many).empty());  // 4 of 11 tools: about those tools, not the server
 }
 
+namespace {
+
+// A tool with top-level input properties described as given.
+json::object described_tool(const std::string& name,
+                            const std::vector<std::pair<std::string, std::string>>& properties) {
+  json::object schema_properties;
+  for (const auto& [property, description] : properties) {
+    schema_properties[property] = json::object{{"type", "string"}, {"description", description}};
+  }
+  return json::object{{"name", name},
+                      {"inputSchema", json::object{{"type", "object"},
+                                                   {"properties", schema_properties},
+                                                   {"required", json::array{"owner"}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("shared parameters: described alike in three tools or more, and only so") {
+  using ctxguard::mcp::SharedParameter;
+  json::array tools;
+  for (int i = 0; i < 10; ++i) {
+    std::vector<std::pair<std::string, std::string>> properties{
+        {"owner", "Repository owner (a user or an organization)."},
+        {"note", "A note about tool " + std::to_string(i) + "."},
+        {"perPage", "Results per page."}};
+    // `repo` on three tools of ten: a property's description is about the property anywhere.
+    if (i < 3) properties.emplace_back("repo", "Repository name.");
+    // `status` described two ways: whose is which is said only where it stands.
+    properties.emplace_back("status", i % 2 == 0 ? "Only open issues." : "Only open pulls.");
+    // Too short to be worth a line of its own.
+    properties.emplace_back("id", "The id.");
+    tools.push_back(described_tool("tool" + std::to_string(i), properties));
+  }
+  tools.push_back(json::object{{"name", "no_schema"}});
+  const std::vector<SharedParameter> shared = ctxguard::mcp::shared_parameters(tools);
+  CHECK(shared ==
+        std::vector<SharedParameter>{{"owner", "Repository owner (a user or an organization)."},
+                                     {"perPage", "Results per page."},
+                                     {"repo", "Repository name."}});
+  // Left out of each schema where it stands alike; everything else as it was.
+  json::object tool = tools[0].as_object();
+  const auto compaction = compact_tool(tool, {}, shared);
+  CHECK(compaction.parameters_removed == 3);
+  const json::object& properties = tool.at("inputSchema").at("properties").as_object();
+  CHECK(properties.at("owner") == json::object{{"type", "string"}});
+  CHECK(properties.at("repo") == json::object{{"type", "string"}});
+  CHECK(properties.at("note").at("description") == "A note about tool 0.");
+  CHECK(properties.at("status").at("description") == "Only open issues.");
+  CHECK(tool.at("inputSchema").at("required") == json::array{"owner"});
+  // A property described otherwise than the shared description keeps its own.
+  json::object other = described_tool("other", {{"owner", "Who owns the gist."}});
+  CHECK(compact_tool(other, {}, shared).parameters_removed == 0);
+}
+
 TEST_CASE("tool: compacted in place, name, annotations, properties and required kept") {
   json::object tool = object_of(R"({
     "name": "get_thing", "title": "Get a thing", "annotations": {"readOnlyHint": true},
