@@ -20,8 +20,10 @@ constexpr std::array kClaudeDesktop{PresetSetting{"maxBytes", "800000"}};
 constexpr std::array kCodex{PresetSetting{"maxBytes", "30000"}};
 // Copilot CLI joins the text items and cuts them at 10 x 1024 bytes, silently.
 constexpr std::array kCopilotCli{PresetSetting{"maxBytes", "10000"}};
-// Gemini CLI writes a single text block over 40,000 characters to a file.
-constexpr std::array kGeminiCli{PresetSetting{"maxChars", "40000"}};
+// Gemini CLI writes a result of a single text block over 40,000 characters to a file, after
+// wrapping the block in "<untrusted_context>\n...\n</untrusted_context>" (41 characters): 39,959
+// of ctxguard's pass. A result of more blocks is never cut.
+constexpr std::array kGeminiCli{PresetSetting{"maxChars", "39959"}};
 // VS Code writes a text part over 8,192 characters (string.length) to a file.
 constexpr std::array kVsCode{PresetSetting{"maxChars", "8000"}};
 // Cline cuts a text entry over 8,000 characters in the middle.

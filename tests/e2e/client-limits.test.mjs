@@ -38,7 +38,8 @@ const PRESETS = [
   { name: 'claude-ai', bytes: 800000 },
   { name: 'codex-mcp-client', bytes: 30000 },
   { name: 'github-copilot-developer', bytes: 10000 },
-  { name: 'gemini-cli-mcp-client', chars: 40000 },
+  // 40,000 with the 41-character <untrusted_context> wrapper Gemini CLI puts around a block.
+  { name: 'gemini-cli-mcp-client', chars: 39959 },
   { name: 'Visual Studio Code', chars: 8000 },
   { name: 'Visual Studio Code - Insiders', chars: 8000 },
   { name: 'Cline', chars: 8000 },
