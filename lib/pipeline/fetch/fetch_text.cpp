@@ -11,6 +11,7 @@
 #include "budget/token_estimator.hpp"
 #include "pipeline/fetch/query.hpp"
 #include "pipeline/fit/text_fit.hpp"
+#include "pipeline/json_parts.hpp"
 #include "pipeline/text/log_entry.hpp"
 #include "pipeline/text/text_cut.hpp"
 #include "pipeline/text/text_digest.hpp"
@@ -146,12 +147,7 @@ AnswerSize FetchCall::set_text_answer(std::string_view piece, json::object meta)
   answer_.result =
       json::object{{"content", json::array{json::object{{"type", "text"}, {"text", piece}},
                                            json::object{{"type", "text"}, {"text", trailer}}}}};
-  budget::TextMeasure measure;
-  measure.add_item(piece);
-  measure.add_item(trailer);
-  AnswerSize size = measure.size();
-  size.tokens = answer_.record.final_tokens;
-  return size;
+  return result_size(answer_.result, answer_.record.final_tokens);
 }
 
 TextReserve FetchCall::trailer_reserve(std::size_t more_tokens, std::size_t more_chars) const {

@@ -33,14 +33,15 @@ struct TextReserve {
   void correct(const AnswerSize& measured, const FitBudget& budget);
 };
 
-// The room one piece of text has in `budget` after `reserve`: each limit less its reserve, but
-// never below kSmallestTextRoom (or half the limit, when that is less). Limits not set stay 0.
-FitBudget text_room(const FitBudget& budget, const TextReserve& reserve);
-
 // Below this a piece of text is not worth shrinking further: it goes out as it is.
 inline constexpr std::size_t kSmallestTextTokens = 64;
 inline constexpr std::size_t kSmallestTextChars = 256;
 inline constexpr std::size_t kSmallestTextLines = 2;
+
+// The room one piece of text has in `budget` after `reserve`: each limit less its reserve, but
+// never below the kSmallestText* floor of its unit (or half the limit, when that is less).
+// Limits not set stay 0.
+FitBudget text_room(const FitBudget& budget, const TextReserve& reserve);
 
 // Writes the answer with its text within what `reserve` leaves of the budget, and measures it.
 using TextRender = std::function<AnswerSize(const TextReserve& reserve)>;
