@@ -90,11 +90,11 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   }
   json::object& subject = joined ? *joined : result;
   const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
-  const AnswerSize subject_size = joined ? size_of(*joined, joined_tokens->total) : size;
   // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
   // never evicts a result whose cursors are out there.
   RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);
-  auto rewritten = job.run(subject_tokens, subject_size, is_error);
+  // Whether the answer may go out as it came is judged on the server's result, not the joined copy.
+  auto rewritten = job.run(subject_tokens, size, is_error);
   if (rewritten) {
     CallRecord& record = rewritten->record;
     record.limit = budget::tightest_limit(size, FitBudget::of(budget)).unit;

@@ -66,7 +66,8 @@ class RewriteJob : private FitSubject {
         result_(result),
         measures_text_(FitBudget::cap_of(budget).limits_text()) {}
 
-  // `original`: the result's size as it came (its tokens: tokens.total).
+  // `original`: the size of the result as the server sent it (before its text items were joined,
+  // if they were): it goes out as it came only when that is within the hard cap.
   std::optional<RewrittenResult> run(const ResultTokens& tokens, const AnswerSize& original,
                                      bool is_error);
 
