@@ -86,7 +86,11 @@ const verdict = (result) => ({ isError: result.isError === true, text: result.co
 
 /** What a call came to: its result's verdict, or the JSON-RPC error; `dir` written as <dir>. */
 async function outcome(call, dir) {
-  const clean = (text) => (dir && typeof text === 'string' ? text.replaceAll(dir, '<dir>') : text);
+  // The two sessions' directories are made a moment apart: their files' times may differ by a
+  // second (get_file_info), which says nothing about ctxguard.
+  const clean = (text) => (dir && typeof text === 'string'
+    ? text.replaceAll(dir, '<dir>').replace(/\w{3} \w{3} \d{2} \d{4} \d{2}:\d{2}:\d{2} GMT[+-]\d{4} \([^)]*\)/g, '<time>')
+    : text);
   try {
     const v = verdict(await call);
     return { ...v, text: clean(v.text) };
