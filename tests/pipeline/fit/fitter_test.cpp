@@ -145,6 +145,13 @@ FitOptions options(std::size_t budget) {
                     .projection_rule = nullptr};
 }
 
+// Summarization off: values are never altered, only arrays shortened.
+FitOptions unsummarized(std::size_t budget) {
+  FitOptions plain = options(budget);
+  plain.summarize = false;
+  return plain;
+}
+
 // Levels are tried in the order FitLevel declares them.
 int rank(FitLevel level) { return static_cast<int>(level); }
 
@@ -193,9 +200,7 @@ TEST_CASE("fitter: tightening ends when nothing is left to tighten") {
 TEST_CASE("fitter: one item over the budget is shown alone, and the result says it does not fit") {
   // Summarization off: values are never cut, so the best is one whole item.
   TreeSubject subject(json::object{{"rows", records(20, 30000)}});
-  FitOptions no_summary = options(2000);
-  no_summary.summarize = false;
-  const FitResult result = ctxguard::pipeline::fit(subject, no_summary, ValueView{});
+  const FitResult result = ctxguard::pipeline::fit(subject, unsummarized(2000), ValueView{});
   REQUIRE_FALSE(result.fitted);
   REQUIRE(result.plan.cuts.size() == 1);
   REQUIRE(result.plan.cuts.front().shown == 1);
@@ -212,9 +217,7 @@ TEST_CASE("fitter: a page written over its plan shows fewer items until it fits"
   // Each item written costs 20 tokens (about half) more than planned: a page planned at the
   // budget comes out far over, and the levels' corrections take items off until one fits.
   PageSubject subject(records(50, 20), 50, 20);
-  FitOptions no_summary = options(2000);
-  no_summary.summarize = false;
-  const FitResult result = ctxguard::pipeline::fit(subject, no_summary, ValueView{});
+  const FitResult result = ctxguard::pipeline::fit(subject, unsummarized(2000), ValueView{});
   REQUIRE(result.fitted);
   REQUIRE(result.size.tokens <= 2000);
   REQUIRE(subject.shown.size() > 1);
@@ -225,9 +228,7 @@ TEST_CASE("fitter: a page written over its plan shows fewer items until it fits"
 
 TEST_CASE("fitter: a page whose one item is over the budget ends with that item alone") {
   PageSubject subject(records(50, 30000), 50, 0);
-  FitOptions no_summary = options(2000);
-  no_summary.summarize = false;
-  const FitResult result = ctxguard::pipeline::fit(subject, no_summary, ValueView{});
+  const FitResult result = ctxguard::pipeline::fit(subject, unsummarized(2000), ValueView{});
   REQUIRE_FALSE(result.fitted);
   REQUIRE(result.plan.cuts.front().shown == 1);
   REQUIRE(result.plan.cuts.front().is_page);
