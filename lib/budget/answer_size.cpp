@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/json_writer.hpp"
+
 namespace ctxguard::budget {
 
 namespace {
@@ -31,15 +33,22 @@ std::string_view to_string(SizeUnit unit) {
       return "bytes";
     case SizeUnit::kLines:
       return "lines";
+    case SizeUnit::kJsonBytes:
+      return "json_bytes";
   }
   return "tokens";
 }
 
 FitBudget FitBudget::of(const config::BudgetSettings& settings) {
+  const std::size_t json_bytes = settings.max_json_bytes;
+  const std::size_t bytes = settings.max_bytes == 0 || json_bytes == 0
+                                ? std::max(settings.max_bytes, json_bytes)
+                                : std::min(settings.max_bytes, json_bytes);
   return {.tokens = settings.token_budget,
           .chars = settings.max_chars,
-          .bytes = settings.max_bytes,
-          .lines = settings.max_lines};
+          .bytes = bytes,
+          .lines = settings.max_lines,
+          .json_bytes = json_bytes};
 }
 
 FitBudget FitBudget::cap_of(const config::BudgetSettings& settings) {
@@ -51,7 +60,8 @@ FitBudget FitBudget::cap_of(const config::BudgetSettings& settings) {
 bool fits(const AnswerSize& size, const FitBudget& budget) {
   return size.tokens <= budget.tokens && (budget.chars == 0 || size.chars <= budget.chars) &&
          (budget.bytes == 0 || size.bytes <= budget.bytes) &&
-         (budget.lines == 0 || size.lines <= budget.lines);
+         (budget.lines == 0 || size.lines <= budget.lines) &&
+         (budget.json_bytes == 0 || size.json_bytes <= budget.json_bytes);
 }
 
 LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget) {
@@ -63,6 +73,7 @@ LimitShare tightest_limit(const AnswerSize& size, const FitBudget& budget) {
   consider(SizeUnit::kChars, size.chars, budget.chars);
   consider(SizeUnit::kBytes, size.bytes, budget.bytes);
   consider(SizeUnit::kLines, size.lines, budget.lines);
+  consider(SizeUnit::kJsonBytes, size.json_bytes, budget.json_bytes);
   return tightest;
 }
 
@@ -73,6 +84,8 @@ void TextMeasure::add_item(std::string_view text) {
   size_.chars += utf16_length(text) + join;
   size_.bytes += text.size() + join;
   size_.lines += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  // [item] or [item,item...]: the brackets come with the first item, a comma with each other.
+  size_.json_bytes += json_string_size(text) + kJsonTextItemBytes + (join == 0 ? 2 : 1);
 }
 
 std::size_t utf16_length(std::string_view text) {
@@ -115,6 +128,17 @@ std::size_t prefix_within(std::string_view text, std::size_t begin, const FitBud
     for (std::size_t at = begin; at < end; ++at) {
       units += units_of(static_cast<unsigned char>(text[at]));
       if (units > limits.chars) {
+        end = at;
+        break;
+      }
+    }
+  }
+  if (limits.json_bytes != 0) {
+    std::size_t written = 0;
+    for (std::size_t at = begin; at < end; ++at) {
+      const char escape = kJsonEscapes[static_cast<unsigned char>(text[at])];
+      written += escape == 0 ? 1 : escape == 'u' ? 6 : 2;
+      if (written > limits.json_bytes) {
         end = at;
         break;
       }

@@ -10,14 +10,18 @@ namespace {
 
 // Claude Code writes a text result over 50,000 characters to a file and shows the model a 2 KB
 // preview; ctxguard's size hint in tools/list lifts that, but hosts that drop a tool's `_meta`
-// (the agent inside Claude Desktop) keep it.
-constexpr std::array kClaudeCode{PresetSetting{"maxChars", "50000"}};
+// (the agent inside Claude Desktop) keep it. It shows structuredContent, JSON-encoded, instead
+// of the text when there is one: that is held to 50,000 JSON bytes, never fewer than characters.
+constexpr std::array kClaudeCode{PresetSetting{"maxChars", "50000"},
+                                 PresetSetting{"maxJsonBytes", "50000"}};
 // Claude Desktop fails a result over 1 MiB of JSON ("Tool result is too large. Maximum size is
 // 1MB."): the text of a JSON answer grows by its escapes there, up to a fifth.
 constexpr std::array kClaudeDesktop{PresetSetting{"maxBytes", "800000"}};
-// Codex counts the `content` array serialized as JSON at 4 bytes a token against 10,000 tokens
-// (x1.2 when applied): 48,000 bytes, of which 30,000 of text leave room for the escapes.
-constexpr std::array kCodex{PresetSetting{"maxBytes", "30000"}};
+// Codex, with a model outside its bundled catalog (custom providers, local models), keeps 10,000
+// bytes x1.2 of what it shows the model: structuredContent serialized when there is one, else the
+// text items; past that the first item over is cut in the middle and the rest omitted. ctxguard
+// cannot see the model, so it takes the smaller limit (docs/clients.md says how to lift it).
+constexpr std::array kCodex{PresetSetting{"maxJsonBytes", "12000"}};
 // Copilot CLI joins the text items and cuts them at 10 x 1024 bytes, silently.
 constexpr std::array kCopilotCli{PresetSetting{"maxBytes", "10000"}};
 // Gemini CLI writes a result of a single text block over 40,000 characters to a file, after
@@ -62,7 +66,7 @@ ClientTraits client_traits(std::string_view client) {
 }
 
 bool is_client_limit(std::string_view key) {
-  return key == "maxChars" || key == "maxBytes" || key == "maxLines";
+  return key == "maxChars" || key == "maxBytes" || key == "maxLines" || key == "maxJsonBytes";
 }
 
 }  // namespace ctxguard::config

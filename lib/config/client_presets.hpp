@@ -38,7 +38,8 @@ std::span<const ClientPreset> client_presets();
 // defaults (an unknown client is taken to read instructions and no size hint).
 ClientTraits client_traits(std::string_view client);
 
-// Whether `key` is a client limit (maxChars, maxBytes, maxLines): what a preset may set.
+// Whether `key` is a client limit (maxChars, maxBytes, maxLines, maxJsonBytes): what a preset
+// may set.
 bool is_client_limit(std::string_view key);
 
 }  // namespace ctxguard::config

@@ -63,6 +63,12 @@ const std::array kSettings{
     SettingSpec{"maxLines", "max-lines", "CTXGUARD_MAX_LINES", Kind::kCount, Scope::kTool, 0,
                 kLimitMax, "lines no answer exceeds, its text items joined (0: no limit)",
                 CTXGUARD_NUMBER(max_lines)},
+    SettingSpec{"maxJsonBytes", "max-json-bytes", "CTXGUARD_MAX_JSON_BYTES", Kind::kBytes,
+                Scope::kTool, 0, kLimitMax,
+                "UTF-8 bytes no answer exceeds as JSON: structuredContent when there is one, else "
+                "its text items as a content array; for clients that measure that, like Codex (K, "
+                "M suffix; 0: no limit)",
+                CTXGUARD_NUMBER(max_json_bytes)},
     SettingSpec{"estimatorMargin", "estimator-margin", "CTXGUARD_ESTIMATOR_MARGIN", Kind::kCount,
                 Scope::kTool, 0, 50,
                 "percent added to every token estimate: answers are planned against "
@@ -326,6 +332,7 @@ std::vector<SettingConflict> check_setting_rules(const BudgetSettings& budget,
   too_small("maxChars", budget.max_chars, kMinLimitChars, "characters");
   too_small("maxBytes", budget.max_bytes, kMinLimitChars, "bytes");
   too_small("maxLines", budget.max_lines, kMinLimitLines, "lines");
+  too_small("maxJsonBytes", budget.max_json_bytes, kMinLimitChars, "bytes");
   if (budget.summary.max_string_chars != 0 && budget.summary.max_string_chars < 20) {
     conflicts.push_back(
         {fmt::format("{}maxString: {} is too short: 0 (never cut) or at least 20 characters",

@@ -72,6 +72,7 @@ struct BudgetSettings {
   std::size_t max_chars = 0;        // UTF-16 code units of the text items joined
   std::size_t max_bytes = 0;        // UTF-8 bytes of the same
   std::size_t max_lines = 0;        // its lines
+  std::size_t max_json_bytes = 0;   // UTF-8 bytes of it as JSON, as Codex measures it
   std::size_t page_size = 50;       // items on a page when an array is cut
   std::size_t max_page_size = 200;  // the most `limit` may ask for in ctxguard_fetch
   std::size_t min_cut_items = 10;   // arrays this short are never cut

@@ -6,6 +6,7 @@
 #include "budget/token_estimator.hpp"
 #include "pipeline/json_arena.hpp"
 #include "support/json_reader.hpp"
+#include "support/json_writer.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -70,7 +71,12 @@ budget::AnswerSize result_size(const json::object& result, std::size_t tokens) {
   }
   budget::AnswerSize size = measure.size();
   size.tokens = tokens;
+  measure_structured_json(size, result.if_contains("structuredContent"));
   return size;
+}
+
+void measure_structured_json(budget::AnswerSize& size, const json::value* structured) {
+  if (structured != nullptr && !structured->is_null()) size.json_bytes = json_size(*structured);
 }
 
 ResultParts split_result(const json::object& result, const ResultTokens& tokens, bool parse_texts,

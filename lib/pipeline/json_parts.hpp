@@ -62,6 +62,10 @@ std::optional<ResultTokens> result_tokens(const boost::json::object& result);
 // the characters, bytes and lines of its text items joined (budget/answer_size.hpp).
 budget::AnswerSize result_size(const boost::json::object& result, std::size_t tokens);
 
+// A result with a `structuredContent` (not null) is measured in JSON bytes on that alone, as
+// Codex measures it: sets `size.json_bytes` to its minified size.
+void measure_structured_json(budget::AnswerSize& size, const boost::json::value* structured);
+
 // A text item's JSON object or array, parsed into an arena of its own.
 struct ParsedText {
   std::shared_ptr<JsonArena> arena;  // declared first: outlives `json`

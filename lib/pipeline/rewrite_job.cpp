@@ -196,6 +196,8 @@ AnswerSize RewriteJob::answer_size() {
   }
   AnswerSize size = text.size();
   size.tokens = reported;
+  measure_structured_json(size,
+                          structured_ ? &*structured_ : result_.if_contains("structuredContent"));
   return size;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "support/double_chars.hpp"
 
@@ -103,14 +104,7 @@ namespace {
 
 // The bytes write_json writes for `value`, counted until they pass `limit` (then limit + 1).
 std::size_t json_size_up_to(const json::value& value, std::size_t limit, std::string& scratch) {
-  const auto string_size = [](std::string_view text) {
-    std::size_t size = 2 + text.size();
-    for (const char c : text) {
-      const char escape = kJsonEscapes[static_cast<unsigned char>(c)];
-      if (escape != 0) size += escape == 'u' ? 5 : 1;
-    }
-    return size;
-  };
+  const auto string_size = [](std::string_view text) { return json_string_size(text); };
   std::size_t size = 0;
   if (const json::array* array = value.if_array()) {
     size = 2 + (array->empty() ? 0 : array->size() - 1);
@@ -175,6 +169,20 @@ std::string to_pretty_json(const json::value& value, int indent) {
   write_pretty(out, value, indent, 0);
   out += '\n';
   return out;
+}
+
+std::size_t json_string_size(std::string_view text) {
+  std::size_t size = 2 + text.size();
+  for (const char c : text) {
+    const char escape = kJsonEscapes[static_cast<unsigned char>(c)];
+    if (escape != 0) size += escape == 'u' ? 5 : 1;
+  }
+  return size;
+}
+
+std::size_t json_size(const json::value& value) {
+  std::string scratch;
+  return json_size_up_to(value, std::numeric_limits<std::size_t>::max() - 1, scratch);
 }
 
 bool json_longer_than(const json::value& value, std::size_t limit) {

@@ -38,6 +38,11 @@ void write_json_scalar(std::string& out, const boost::json::value& scalar);  // 
 void write_json(std::string& out, const boost::json::value& value);
 std::string to_json(const boost::json::value& value);
 
+// The bytes write_json_string writes for `text`, its quotes included.
+std::size_t json_string_size(std::string_view text);
+// The bytes write_json writes for `value`, counted without writing it.
+std::size_t json_size(const boost::json::value& value);
+
 // Whether write_json would write more than `limit` bytes for `value`. Stops counting once past
 // the limit, so a large value costs no more than a small one.
 bool json_longer_than(const boost::json::value& value, std::size_t limit);

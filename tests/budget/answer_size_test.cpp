@@ -51,6 +51,17 @@ TEST_CASE("answer size: text items are measured joined by newlines") {
   REQUIRE(trailing.size().lines == 2);
 }
 
+TEST_CASE("answer size: JSON bytes are the text items' content array, serialized") {
+  TextMeasure measure;
+  measure.add_item("say \"hi\"\n");
+  // [{"type":"text","text":"say \"hi\"\n"}]
+  const std::string one = R"([{"type":"text","text":"say \"hi\"\n"}])";
+  REQUIRE(measure.size().json_bytes == one.size());
+  measure.add_item(std::string("\x01\xC3\xA9", 3));  // a control byte is \u0001, é is as is
+  const std::string two = one.substr(0, one.size() - 1) + R"(,{"type":"text","text":"\u0001é"}])";
+  REQUIRE(measure.size().json_bytes == two.size());
+}
+
 TEST_CASE("answer size: an answer fits when it is within every limit set") {
   const FitBudget budget{.tokens = 100, .chars = 400, .bytes = 0, .lines = 10};
   REQUIRE(fits(AnswerSize{.tokens = 100, .chars = 400, .bytes = 99'999, .lines = 10}, budget));
@@ -82,6 +93,28 @@ TEST_CASE("answer size: a prefix within limits stops at the first limit, on a ch
   REQUIRE(prefix_within(text, 0, {.chars = 9}) == 8);
   REQUIRE(prefix_within(text, 0, {.chars = 10}) == 12);
   REQUIRE(prefix_within(text, 0, {.bytes = 10}) == 8);
+  // As JSON each line break is two bytes: the 7 bytes "ab\ncd\ne" are 9, and the emoji after
+  // "ef" (10) takes 4 more.
+  REQUIRE(prefix_within(text, 0, {.json_bytes = 9}) == 7);
+  REQUIRE(prefix_within(text, 0, {.json_bytes = 13}) == 8);
+  REQUIRE(prefix_within(text, 0, {.json_bytes = 14}) == 12);
+}
+
+TEST_CASE("answer size: a JSON byte limit is planned as bytes, and binds on its own") {
+  ctxguard::config::BudgetSettings settings;
+  settings.max_json_bytes = 12000;
+  REQUIRE(FitBudget::of(settings).bytes == 12000);
+  REQUIRE(FitBudget::of(settings).json_bytes == 12000);
+  settings.max_bytes = 9000;
+  REQUIRE(FitBudget::of(settings).bytes == 9000);
+  settings.max_bytes = 30000;
+  REQUIRE(FitBudget::of(settings).bytes == 12000);
+  const FitBudget budget = FitBudget::of(settings);
+  REQUIRE(fits(AnswerSize{.tokens = 1, .bytes = 11000, .json_bytes = 12000}, budget));
+  REQUIRE_FALSE(fits(AnswerSize{.tokens = 1, .bytes = 11000, .json_bytes = 12001}, budget));
+  REQUIRE(tightest_limit({.tokens = 1, .bytes = 11000, .json_bytes = 13000}, budget).unit ==
+          SizeUnit::kJsonBytes);
+  REQUIRE(to_string(SizeUnit::kJsonBytes) == "json_bytes");
 }
 
 TEST_CASE("answer size: property: the estimator's character count is the exact one") {
@@ -99,12 +132,25 @@ TEST_CASE("answer size: property: the estimator's character count is the exact o
     const FitBudget limits{.tokens = 0,
                            .chars = 1 + random() % 60,
                            .bytes = 1 + random() % 90,
-                           .lines = 1 + random() % 8};
+                           .lines = 1 + random() % 8,
+                           .json_bytes = 1 + random() % 90};
     const std::size_t end = prefix_within(text, 0, limits);
     TextMeasure measure;
     measure.add_item(std::string_view(text).substr(0, end));
     REQUIRE(measure.size().chars <= limits.chars);
     REQUIRE(measure.size().bytes <= limits.bytes);
     REQUIRE(measure.size().lines <= limits.lines);
+    // JSON bytes of the text alone: the measure's less the item around it.
+    const std::size_t around = ctxguard::budget::kJsonTextItemBytes + 2 + 2;
+    REQUIRE(measure.size().json_bytes - around <= limits.json_bytes);
+    if (end < text.size()) {  // one more character passes some limit
+      std::size_t next = end + 1;
+      while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+      TextMeasure more;
+      more.add_item(std::string_view(text).substr(0, next));
+      const AnswerSize& size = more.size();
+      REQUIRE((size.chars > limits.chars || size.bytes > limits.bytes ||
+               size.lines > limits.lines || size.json_bytes - around > limits.json_bytes));
+    }
   }
 }

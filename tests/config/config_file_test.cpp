@@ -165,8 +165,8 @@ tools:
       "tools[1]: `match` is missing: which tools does this rule apply to?",
       "tools[2].fields: must be a list of field names, e.g. [id, status].",
       "tools[2].colour: unknown setting. Known keys: mode, tokenBudget, hardCap, maxChars, "
-      "maxBytes, maxLines, estimatorMargin, pageSize, maxPageSize, chunkSize, maxString, maxDepth, "
-      "pagination, "
+      "maxBytes, maxLines, maxJsonBytes, estimatorMargin, pageSize, maxPageSize, chunkSize, "
+      "maxString, maxDepth, pagination, "
       "summarization, projection, chunking, search, tables, fields, match.",
       "tools[3].cacheSize: applies to the whole process (one cache and one cursor lifetime for "
       "all tools), so it cannot be set per tool; set it at the top level.",

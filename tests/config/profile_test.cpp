@@ -314,7 +314,10 @@ TEST_CASE("profile: a client's preset tightens its limits, an unknown client get
   REQUIRE(profile->for_call("Visual Studio Code - Insiders", "read").max_chars == 8000);
   REQUIRE(profile->for_call("Cline", "read").max_chars == 8000);
   REQUIRE(profile->for_call("github-copilot-developer", "read").max_bytes == 10000);
-  REQUIRE(profile->for_call("codex-mcp-client", "read").max_bytes == 30000);
+  REQUIRE(profile->for_call("codex-mcp-client", "read").max_json_bytes == 12000);
+  // Claude Code: characters of the text, and structuredContent as JSON when it shows that.
+  REQUIRE(profile->for_call("claude-code", "read").max_chars == 50000);
+  REQUIRE(profile->for_call("claude-code", "read").max_json_bytes == 50000);
   // A client no preset names, and a client that gave no name, get the global settings.
   for (const std::string_view client : {"some-new-client", ""}) {
     const BudgetSettings& budget = profile->for_call(client, "read");

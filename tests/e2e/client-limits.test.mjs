@@ -2,7 +2,9 @@
 // Real clients announce themselves as each built-in preset's client (docs/clients.md); ctxguard
 // must keep every first answer, every page a cursor leads to, every line range and every line
 // search within that client's characters (JavaScript string length), UTF-8 bytes and lines of
-// the text items joined by newlines, and keep the `_ctxguard` item (and its cursor) inside:
+// the text items joined by newlines, or JSON bytes (Codex: structuredContent serialized when
+// there is one, else the text items as a content array), and keep the `_ctxguard` item (and its
+// cursor) inside; and the client's own rule (lib/client-cuts.mjs) must cut none of them:
 //   - SDK 1.x, over server-filesystem (a 1 MB log, JSON files of 3,000 records, ASCII and with
 //     non-ASCII names, a directory of 1,000 entries) and server-memory (a graph of 400 entities);
 //   - SDK v2 pinned to 2026-07-28 (the name in every request's _meta) and SDK 1.x, over
@@ -25,6 +27,7 @@ import {
   serverCommand,
   skipWithoutCtxguard,
 } from './lib/harness.mjs';
+import { clientCut } from './lib/client-cuts.mjs';
 import { closeAllV2Sessions, openSession } from './lib/v2-harness.mjs';
 import { makeLog } from './lib/v2-server.mjs';
 
@@ -34,9 +37,9 @@ const FETCH = 'ctxguard_fetch';
 
 // The built-in presets (lib/config/client_presets.cpp), as each client counts.
 const PRESETS = [
-  { name: 'claude-code', chars: 50000 },
+  { name: 'claude-code', chars: 50000, jsonBytes: 50000 },
   { name: 'claude-ai', bytes: 800000 },
-  { name: 'codex-mcp-client', bytes: 30000 },
+  { name: 'codex-mcp-client', jsonBytes: 12000 },
   { name: 'github-copilot-developer', bytes: 10000 },
   // 40,000 with the 41-character <untrusted_context> wrapper Gemini CLI puts around a block.
   { name: 'gemini-cli-mcp-client', chars: 39959 },
@@ -47,16 +50,28 @@ const PRESETS = [
 
 /** The text items joined as a client shows them, measured in each client's unit. */
 function measure(result) {
-  const text = result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-  return { chars: text.length, bytes: Buffer.byteLength(text, 'utf8'), lines: text.split('\n').length };
+  const texts = result.content.filter((c) => c.type === 'text').map((c) => c.text);
+  const text = texts.join('\n');
+  const json = result.structuredContent != null
+    ? JSON.stringify(result.structuredContent)
+    : JSON.stringify(texts.map((t) => ({ type: 'text', text: t })));
+  return {
+    chars: text.length,
+    bytes: Buffer.byteLength(text, 'utf8'),
+    lines: text.split('\n').length,
+    jsonBytes: Buffer.byteLength(json, 'utf8'),
+  };
 }
 
 function assertWithin(result, limits, what) {
   assert.ok(!result.isError, `${what}: ${JSON.stringify(result).slice(0, 300)}`);
   const size = measure(result);
-  for (const unit of ['chars', 'bytes', 'lines']) {
+  for (const unit of ['chars', 'bytes', 'lines', 'jsonBytes']) {
     if (limits[unit]) assert.ok(size[unit] <= limits[unit], `${what}: ${size[unit]} ${unit} > ${limits[unit]}`);
   }
+  // The client's own rule cuts nothing of it.
+  const cut = limits.name ? clientCut(limits.name) : undefined;
+  if (cut) assert.equal(cut(result).cut, false, `${what}: ${limits.name} would cut it`);
   return size;
 }
 
@@ -167,7 +182,8 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
         removeDir(dir);
         // With room in tokens, the client's own unit bound answers (Claude Desktop's 800,000
         // bytes never do: the hard cap comes first).
-        const unit = preset.chars ? 'chars' : 'bytes';
+        // (Claude Code's JSON bytes bind before its characters: the JSON is never shorter.)
+        const unit = preset.jsonBytes ? 'json_bytes' : preset.chars ? 'chars' : 'bytes';
         if (globals === ROOMY && preset.name !== 'claude-ai') {
           assert.ok(limits.includes(unit), `${preset.name}: ${JSON.stringify(limits)}`);
         }

@@ -52,11 +52,11 @@ const T = { timeout: 30_000 };
 const FETCH = 'ctxguard_fetch';
 
 // The keys --check-config prints, in its order (ctxguard --help, config/ctxguard.yaml).
-const KEYS = ['mode', 'tokenBudget', 'hardCap', 'maxChars', 'maxBytes', 'maxLines', 'estimatorMargin', 'pageSize', 'maxPageSize', 'chunkSize', 'maxString',
+const KEYS = ['mode', 'tokenBudget', 'hardCap', 'maxChars', 'maxBytes', 'maxLines', 'maxJsonBytes', 'estimatorMargin', 'pageSize', 'maxPageSize', 'chunkSize', 'maxString',
   'maxDepth', 'pagination', 'summarization', 'projection', 'chunking', 'search', 'tables', 'cursorTtl', 'toolListBudget', 'toolList', 'cacheSize'];
 // Their built-in defaults, as --check-config writes them.
 const DEFAULTS = {
-  mode: 'enforce', tokenBudget: '4000', hardCap: '12000', maxChars: '0', maxBytes: '0', maxLines: '0', estimatorMargin: '0', pageSize: '50', maxPageSize: '200',
+  mode: 'enforce', tokenBudget: '4000', hardCap: '12000', maxChars: '0', maxBytes: '0', maxLines: '0', maxJsonBytes: '0', estimatorMargin: '0', pageSize: '50', maxPageSize: '200',
   chunkSize: '2000', maxString: '500', maxDepth: '4', pagination: 'true', summarization: 'true', projection: 'true',
   chunking: 'true', search: 'true', tables: 'false', cursorTtl: '600s', toolListBudget: '10000', toolList: 'full', cacheSize: '256M',
 };

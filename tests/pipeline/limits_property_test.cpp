@@ -1,7 +1,7 @@
-// Property: with random client limits in every unit (tokens, characters, bytes, lines), every
-// answer of any generated result is within every limit set — first answers within the hard cap,
-// every ctxguard_fetch page, chunk and piece within the budget — and following the cursors still
-// rebuilds the server's value exactly (docs/protocol.md section 1.1).
+// Property: with random client limits in every unit (tokens, characters, bytes, lines, JSON
+// bytes), every answer of any generated result is within every limit set — first answers within
+// the hard cap, every ctxguard_fetch page, chunk and piece within the budget — and following the
+// cursors still rebuilds the server's value exactly (docs/protocol.md section 1.1).
 #include <random>
 
 #include "pipeline_fixture.hpp"
@@ -24,6 +24,7 @@ ctxguard::config::BudgetSettings random_limits(std::mt19937& random) {
   budget.max_chars = random_limit(random, ctxguard::config::kMinLimitChars, 12000);
   budget.max_bytes = random_limit(random, ctxguard::config::kMinLimitChars, 12000);
   budget.max_lines = random_limit(random, ctxguard::config::kMinLimitLines, 120);
+  budget.max_json_bytes = random_limit(random, ctxguard::config::kMinLimitChars, 12000);
   return budget;
 }
 
@@ -51,7 +52,8 @@ TEST_CASE("property: answers fit random limits in every unit, and every value st
     budget.summary.max_string_chars = seed % 2 == 0 ? 0 : 200;
     budget.summary.max_depth = seed % 2 == 0 ? 0 : 3;
     INFO("tokens " << budget.token_budget << ", chars " << budget.max_chars << ", bytes "
-                   << budget.max_bytes << ", lines " << budget.max_lines);
+                   << budget.max_bytes << ", lines " << budget.max_lines << ", JSON bytes "
+                   << budget.max_json_bytes);
     Fixture fixture(budget);
     ValueGenerator generator(
         seed,
@@ -87,7 +89,8 @@ TEST_CASE("property: chunked text fits random limits in every unit, and rebuilds
     INFO("seed " << seed);
     ctxguard::config::BudgetSettings budget = random_limits(random);
     INFO("tokens " << budget.token_budget << ", chars " << budget.max_chars << ", bytes "
-                   << budget.max_bytes << ", lines " << budget.max_lines);
+                   << budget.max_bytes << ", lines " << budget.max_lines << ", JSON bytes "
+                   << budget.max_json_bytes);
     Fixture fixture(budget);
     const std::string text = log_text(random, 200 + random() % 2000);
     json::object result = text_result(text);

@@ -101,13 +101,31 @@ inline std::size_t tokens_of(const json::object& result) {
 
 // Whether `result` is within `tokens` and the fixture's other limits (characters, bytes, lines),
 // measured as a client measures them.
+// What Codex measures, written out: structuredContent as JSON when there is one, else the text
+// items as a `content` array of {"type":"text","text":...}.
+inline std::size_t written_json_bytes(const json::object& result) {
+  if (const json::value* structured = result.if_contains("structuredContent")) {
+    if (!structured->is_null()) return ctxguard::to_json(*structured).size();
+  }
+  json::array texts;
+  for (const json::value& item : result.at("content").as_array()) {
+    if (item.as_object().at("type") == "text") {
+      texts.push_back(json::object{{"type", "text"}, {"text", item.as_object().at("text")}});
+    }
+  }
+  return texts.empty() ? 0 : ctxguard::to_json(texts).size();
+}
+
 inline void require_within(const Fixture& fixture, const json::object& result, std::size_t tokens) {
   budget::FitBudget limits = budget::FitBudget::of(fixture.budget);
   limits.tokens = tokens;
   const budget::AnswerSize size = result_size(result, tokens_of(result));
+  const std::size_t json_bytes = written_json_bytes(result);
   INFO("tokens " << size.tokens << "/" << limits.tokens << ", chars " << size.chars << "/"
                  << limits.chars << ", bytes " << size.bytes << "/" << limits.bytes << ", lines "
-                 << size.lines << "/" << limits.lines);
+                 << size.lines << "/" << limits.lines << ", JSON bytes " << json_bytes << "/"
+                 << limits.json_bytes);
+  REQUIRE(size.json_bytes == json_bytes);  // the measure is what is written
   REQUIRE(budget::fits(size, limits));
 }
 

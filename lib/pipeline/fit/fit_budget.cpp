@@ -1,5 +1,6 @@
 // What fitting may do and how far an answer is over its budget: the settings of a tool as the
 // fit engine takes them, and the arithmetic its planning rounds share (fitter.hpp).
+#include <algorithm>
 #include <limits>
 
 #include "pipeline/fit/fitter.hpp"  // declares what this file defines
@@ -56,7 +57,9 @@ Cost overshoot_after(const Cost& overshoot, const AnswerSize& measured, const Fi
   Cost next = overshoot;
   next.tokens += more(measured.tokens, budget.tokens, kOvershootMargin);
   next.chars += more(measured.chars, budget.chars, kOvershootCharsMargin);
-  next.bytes += more(measured.bytes, budget.bytes, kOvershootCharsMargin);
+  // JSON bytes are planned as bytes (budget/answer_size.hpp): whichever is further over.
+  next.bytes += std::max(more(measured.bytes, budget.bytes, kOvershootCharsMargin),
+                         more(measured.json_bytes, budget.json_bytes, kOvershootCharsMargin));
   return next;
 }
 

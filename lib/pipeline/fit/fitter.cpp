@@ -219,9 +219,12 @@ class Fitter {
       plan.map = map_before;
       restore();
     }
-    // A group with every field back is no longer projected.
-    std::erase_if(plan.projections,
-                  [](const Projection& projection) { return projection.omitted.empty(); });
+    // A group with every field back is no longer projected, and `_ctxguard` no longer says so.
+    if (std::erase_if(plan.projections, [](const Projection& projection) {
+          return projection.omitted.empty();
+        }) > 0) {
+      restore();
+    }
   }
 
   // The plan with at most `most` items of each array it shows shortened (not written).
@@ -283,6 +286,7 @@ class Fitter {
   bool give_back_round(const std::vector<Gain>& gains) {
     FitPlan& plan = result_.plan;
     Cost overshoot;
+    bool rendered = false;
     for (int attempt = 0; attempt < kTightenRounds; ++attempt) {
       Cost room = room_left() - overshoot;
       std::vector<const boost::json::value*> given;
@@ -295,9 +299,10 @@ class Fitter {
         plan.view.whole.insert(gain.value);
         given.push_back(gain.value);
       }
-      if (given.empty()) return false;
+      if (given.empty()) break;
       ++view_version_;
       const std::optional<AnswerSize> size = subject_.render(plan);
+      rendered = true;
       if (size && fits(*size, options_.budget)) {
         result_.size = *size;
         return true;
@@ -308,7 +313,7 @@ class Fitter {
       overshoot = overshoot_after(overshoot, *size, options_.budget);
     }
     // Nothing given back fitted: the answer as it was.
-    restore();
+    if (rendered) restore();
     return false;
   }
 
@@ -319,9 +324,11 @@ class Fitter {
     const auto left = [](std::size_t used, std::size_t limit) {
       return limit == 0 ? kUnlimitedRoom : static_cast<double>(limit) - static_cast<double>(used);
     };
+    // JSON bytes are planned as bytes (budget/answer_size.hpp): the lesser room of the two.
     return Cost{.tokens = left(size.tokens, budget.tokens),
                 .chars = left(size.chars, budget.chars),
-                .bytes = left(size.bytes, budget.bytes)};
+                .bytes = std::min(left(size.bytes, budget.bytes),
+                                  left(size.json_bytes, budget.json_bytes))};
   }
 
   // The gains of showing each of `shortened` whole, largest first; ties in the order the answer

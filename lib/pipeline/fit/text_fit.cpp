@@ -12,9 +12,16 @@ TextReserve TextReserve::for_trailers(const FitBudget& budget, std::size_t token
     return static_cast<double>(std::min(limit / 2, each * items));
   };
   // Each trailing item is joined with '\n': one character and byte more, and a line of its own.
+  // Measured as JSON (json_bytes, planned as bytes), a trailer's quotes are escaped (about a
+  // quarter more) and every item is wrapped as {"type":"text","text":...}, the text's own too.
+  const std::size_t json_each = chars + chars / 4 + budget::kJsonTextItemBytes + 1;
+  const double bytes =
+      budget.json_bytes == 0
+          ? share(budget.bytes, chars + 1)
+          : share(budget.bytes, json_each) + static_cast<double>(budget::kJsonTextItemBytes + 2);
   return TextReserve{.cost = Cost{.tokens = share(budget.tokens, tokens),
                                   .chars = share(budget.chars, chars + 1),
-                                  .bytes = share(budget.bytes, chars + 1)},
+                                  .bytes = bytes},
                      .lines = static_cast<std::size_t>(share(budget.lines, 1))};
 }
 
@@ -33,7 +40,8 @@ FitBudget text_room(const FitBudget& budget, const TextReserve& reserve) {
       .tokens = room(budget.tokens, reserve.cost.tokens, kSmallestTextTokens),
       .chars = room(budget.chars, reserve.cost.chars, kSmallestTextChars),
       .bytes = room(budget.bytes, reserve.cost.bytes, kSmallestTextChars),
-      .lines = room(budget.lines, static_cast<double>(reserve.lines), kSmallestTextLines)};
+      .lines = room(budget.lines, static_cast<double>(reserve.lines), kSmallestTextLines),
+      .json_bytes = room(budget.json_bytes, reserve.cost.bytes, kSmallestTextChars)};
 }
 
 TextFitResult fit_text(const FitBudget& budget, TextReserve reserve, const TextRender& render) {

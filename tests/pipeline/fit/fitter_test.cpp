@@ -9,6 +9,7 @@
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/fit/fitter.hpp"
+#include "support/json_writer.hpp"
 
 namespace json = boost::json;
 using ctxguard::pipeline::AnswerSize;
@@ -28,11 +29,11 @@ namespace {
 
 // A value fitted as a whole (as a ctxguard_fetch value by path is), written and measured for
 // real; `extra` tokens are added to every measure, standing for an answer that always comes out
-// larger than planned.
+// larger than planned, and `whole_extra` for each value given back whole.
 class TreeSubject final : public FitSubject {
  public:
-  explicit TreeSubject(json::value value, std::size_t extra = 0)
-      : value_(std::move(value)), extra_(extra) {}
+  explicit TreeSubject(json::value value, std::size_t extra = 0, std::size_t whole_extra = 0)
+      : value_(std::move(value)), extra_(extra), whole_extra_(whole_extra) {}
 
   void add_values(CutPlanner& planner) override { cost_ = planner.add_tree(value_, 0, ""); }
   Cost cost(CutPlanner& /*planner*/) override { return cost_; }
@@ -49,11 +50,23 @@ class TreeSubject final : public FitSubject {
     string_limits.push_back(plan.view.max_string_chars);
     written = body;
     shortened_ = std::move(stats.shortened);
-    // The `_ctxguard` the answer would carry: 100 tokens, 400 characters and bytes, one line.
-    return AnswerSize{.tokens = ctxguard::budget::estimate_tokens(body) + 100 + extra_,
+    // The `_ctxguard` the answer would carry: 100 tokens, 400 characters and bytes, one line,
+    // and 40 tokens for each projection it lists; as JSON, the body is a text item's string.
+    const std::size_t listed = 40 * plan.projections.size();
+    const std::size_t hidden = extra_ + whole_extra_ * plan.view.whole.size();
+    last = AnswerSize{.tokens = ctxguard::budget::estimate_tokens(body) + 100 + hidden + listed,
                       .chars = ctxguard::budget::utf16_length(body) + 400,
                       .bytes = body.size() + 400,
-                      .lines = 1};
+                      .lines = 1,
+                      .json_bytes = ctxguard::json_string_size(body) + 500};
+    written_tokens.push_back(last.tokens);
+    return last;
+  }
+
+  // Whether some answer written was over `budget` tokens.
+  bool over_budget(std::size_t budget) const {
+    return std::any_of(written_tokens.begin(), written_tokens.end(),
+                       [budget](std::size_t tokens) { return tokens > budget; });
   }
 
   std::vector<ctxguard::pipeline::Shortened> shortened() override { return shortened_; }
@@ -63,10 +76,13 @@ class TreeSubject final : public FitSubject {
   std::vector<FitLevel> levels;  // of every answer rendered, in order
   std::vector<std::size_t> string_limits;
   std::string written;
+  AnswerSize last;                          // of the answer last written
+  std::vector<std::size_t> written_tokens;  // of every answer written
 
  private:
   json::value value_;
   std::size_t extra_;
+  std::size_t whole_extra_;  // tokens more for each value the view shows whole
   Cost cost_;
   std::vector<ctxguard::pipeline::Shortened> shortened_;  // by the last answer written
   bool stop_ = false;
@@ -449,6 +465,43 @@ TEST_CASE("fitter: an answer is planned within characters and bytes as it is wit
     const std::size_t chars = ctxguard::budget::utf16_length(subject.written) + 400;
     if (budget.chars != 0 && budget.tokens == 100'000) REQUIRE(chars > budget.chars * 3 / 4);
   }
+}
+
+TEST_CASE("fitter: an answer is planned within JSON bytes, its escapes corrected") {
+  json::array rows;
+  for (int i = 0; i < 400; ++i) {
+    // Quotes and line breaks: as JSON a third longer than as text.
+    rows.push_back(json::object{{"id", i}, {"quote", "he said \"hi\"\nand \"bye\"\n\"ok\""}});
+  }
+  const json::value value = json::object{{"rows", rows}};
+  // Planned as bytes (FitBudget::of), held to JSON bytes.
+  const FitBudget budget{.tokens = 100'000, .bytes = 12'000, .json_bytes = 12'000};
+  TreeSubject subject(value);
+  FitOptions limited = options(budget.tokens);
+  limited.budget = budget;
+  limited.page_size = 1000;
+  const FitResult result = ctxguard::pipeline::fit(subject, limited, ValueView{});
+  REQUIRE(result.fitted);
+  REQUIRE(result.size.json_bytes <= 12'000);
+  REQUIRE(result.size.json_bytes > 12'000 * 85 / 100);  // corrected, not shrunk to nothing
+  REQUIRE(result.size == subject.last);
+}
+
+TEST_CASE("fitter: a give-back that comes out over leaves the answer as it was") {
+  // Every value given back whole costs 300 tokens more than planned: the give-back fits the
+  // plan, comes out over, and with the correction nothing more fits.
+  const json::value value = json::object{{"rows", records(300, 600)}};
+  int taken_back = 0;
+  for (std::size_t budget = 3000; budget <= 9000; budget += 500) {
+    INFO("budget " << budget);
+    TreeSubject subject(value, 0, 300);
+    const FitResult result = ctxguard::pipeline::fit(subject, options(budget), ValueView{});
+    REQUIRE(result.fitted);
+    REQUIRE(result.size == subject.last);  // what is reported is what was written last
+    REQUIRE(subject.last.tokens <= budget);
+    taken_back += subject.over_budget(budget) ? 1 : 0;
+  }
+  REQUIRE(taken_back > 0);  // some give-back came out over and was taken back
 }
 
 TEST_CASE("fitter: limits in characters and bytes are corrected per unit") {
