@@ -1,5 +1,6 @@
 #include "pipeline/metadata.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -159,10 +160,25 @@ void add_summary_fields(json::object& meta, const ViewStats& stats,
       for (const std::string& field : projection.kept) kept.emplace_back(field);
       json::array omitted;
       for (const std::string& field : projection.omitted) omitted.emplace_back(field);
+      // Records shown after the projection was planned may hold fields the planned ones did
+      // not: what the writer left out of them is said to be left out too.
+      std::size_t total = projection.total_fields;
+      const void* group = projection.array != nullptr ? static_cast<const void*>(projection.array)
+                                                      : static_cast<const void*>(projection.object);
+      if (const auto left_out = stats.fields_left_out.find(group);
+          left_out != stats.fields_left_out.end()) {
+        for (const std::string& field : left_out->second) {
+          if (std::find(projection.omitted.begin(), projection.omitted.end(), field) ==
+              projection.omitted.end()) {
+            omitted.emplace_back(field);
+            ++total;
+          }
+        }
+      }
       list.push_back(json::object{{"path", projection.path},
                                   {"projectedFields", std::move(kept)},
                                   {"omittedFields", std::move(omitted)},
-                                  {"totalFields", projection.total_fields}});
+                                  {"totalFields", total}});
     }
     meta["projections"] = std::move(list);
   }

@@ -231,13 +231,26 @@ void write_value(std::string& out, const json::value& value, const json::array* 
   }
   if (object != nullptr) {
     const FieldList* fields = projection_of(view, *object, parent, inherited);
+    // The projection `fields` are (none for a sub-list of a rule's dotted field).
+    const void* projected = nullptr;
+    if (fields != nullptr && fields != inherited) {
+      projected = view.object_fields.contains(object) ? static_cast<const void*>(object) : parent;
+    }
     FieldList sub;
     out += '{';
     bool first = true;
     for (const json::key_value_pair& member : *object) {
       const FieldUse use =
           fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
-      if (use == FieldUse::kDrop) continue;
+      if (use == FieldUse::kDrop) {
+        if (projected != nullptr) {
+          std::vector<std::string>& left_out = stats.fields_left_out[projected];
+          if (std::find(left_out.begin(), left_out.end(), member.key()) == left_out.end()) {
+            left_out.emplace_back(member.key());
+          }
+        }
+        continue;
+      }
       if (!first) out += ',';
       first = false;
       write_json_string(out, member.key());

@@ -15,6 +15,7 @@
 // the helpers below for the text that replaces a value.
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -115,6 +116,10 @@ struct ViewStats {
   std::size_t values_collapsed = 0;
   std::vector<std::string> tables;  // where arrays went out as {"columns","rows"} (pointers)
   std::vector<Shortened> shortened;
+  // The fields a projection left out of the records written, by the array (or the one object)
+  // it projected, first seen first: _ctxguard.projections lists them all, those of records shown
+  // after the projection was planned too.
+  std::map<const void*, std::vector<std::string>> fields_left_out;
 };
 
 // The text standing for string `text` (at `path`) when it has more than `max_chars` characters

@@ -211,3 +211,29 @@ TEST_CASE("tighten: strings halve to their floor first, then depth drops to 1; o
   CHECK(off.max_string_chars == 0);
   CHECK(off.max_depth == 0);
 }
+
+TEST_CASE("summarize: every field projection leaves out is listed, of any record written") {
+  // Projected on the first two records (id, name), then shown with a third that holds a field
+  // the first two do not: the writer reports it, and _ctxguard.projections lists it.
+  const json::value rows =
+      parse(R"([{"id":1,"name":"a","note":"x"},{"id":2,"name":"b","note":"y"},)"
+            R"({"id":3,"name":"c","note":"z","extra":{"deep":true}}])");
+  ValueView view;
+  view.item_fields[&rows.as_array()] = FieldList{"id"};
+  ViewStats stats;
+  CHECK(shown(rows, view, &stats) == R"([{"id":1},{"id":2},{"id":3}])");
+  const std::vector<std::string> left_out{"name", "note", "extra"};
+  CHECK(stats.fields_left_out.at(&rows.as_array()) == left_out);
+
+  Projection projection;
+  projection.path = "";
+  projection.kept = {"id"};
+  projection.omitted = {"name", "note"};  // what the two planned records hold
+  projection.total_fields = 3;
+  projection.array = &rows.as_array();
+  json::object meta;
+  add_summary_fields(meta, stats, {projection}, "cursor", "ctxguard_fetch");
+  const json::object& listed = meta.at("projections").as_array().at(0).as_object();
+  CHECK(listed.at("omittedFields") == json::array{"name", "note", "extra"});
+  CHECK(listed.at("totalFields") == 4);
+}
