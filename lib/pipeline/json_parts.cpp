@@ -150,17 +150,22 @@ std::optional<json::value> rewrite_structured(const json::value& original, const
         return std::nullopt;
       }
       case TextChange::kCut:
-        return json::value(json::object{{"text", new_text}, {"_ctxguard", meta}});
+        return json::value(json::object{{"_ctxguard", meta}, {"text", new_text}});
     }
   }
-  // A wrapper: the members repeating the part's text now repeat its new text.
-  json::object wrapper = original.as_object();
-  const std::string_view old_text = split.parts[split.related_part].text;
-  for (json::key_value_pair& member : wrapper) {
-    const json::string* text = member.value().if_string();
-    if (text != nullptr && std::string_view(*text) == old_text) member.value() = new_text;
-  }
+  // A wrapper: the members repeating the part's text now repeat its new text, after the
+  // `_ctxguard` of a cut (first, as in every answer: docs/protocol.md 3.1).
+  json::object wrapper;
   if (change == TextChange::kCut) wrapper["_ctxguard"] = meta;
+  const std::string_view old_text = split.parts[split.related_part].text;
+  for (const json::key_value_pair& member : original.as_object()) {
+    const json::string* text = member.value().if_string();
+    if (text != nullptr && std::string_view(*text) == old_text) {
+      wrapper[member.key()] = new_text;
+    } else {
+      wrapper[member.key()] = member.value();
+    }
+  }
   return json::value(std::move(wrapper));
 }
 

@@ -1,7 +1,9 @@
 #include "pipeline/metadata.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -131,7 +133,53 @@ json::object chunk_metadata(const CachedPart& part, std::size_t part_index, std:
 }
 
 std::string trailer_text(const json::object& fields) {
-  return to_json(json::object{{"_ctxguard", fields}});
+  return to_json(json::object{{"_ctxguard", in_reading_order(fields)}});
+}
+
+namespace {
+
+// What a model reads first of a `_ctxguard`, in this order; the cursors are those a hint names
+// as the way on, the first one present being the answer's.
+constexpr std::array<std::string_view, 4> kReadFirst{"hint", "nextCursor", "resultCursor",
+                                                     "nextItemsCursor"};
+
+}  // namespace
+
+json::object in_reading_order(const json::object& meta) {
+  json::object ordered;
+  ordered.reserve(meta.size());
+  for (const std::string_view key : kReadFirst) {
+    if (const json::value* value = meta.if_contains(key)) ordered[key] = *value;
+  }
+  for (const json::key_value_pair& member : meta) {
+    if (!ordered.contains(member.key())) ordered[member.key()] = member.value();
+  }
+  return ordered;
+}
+
+std::string way_on_text(const json::object& meta) {
+  const json::value* hint = meta.if_contains("hint");
+  if (hint == nullptr || !hint->is_string()) return {};
+  for (const std::string_view key : std::span(kReadFirst).subspan(1)) {
+    const json::value* cursor = meta.if_contains(key);
+    if (cursor == nullptr || !cursor->is_string()) continue;
+    std::string text = "ctxguard: ";
+    text += std::string_view(hint->get_string());
+    const std::string named = fmt::format("_ctxguard.{}", key);
+    const std::size_t at = text.find(named);
+    std::string written;
+    write_json_string(written, cursor->get_string());
+    if (at == std::string::npos) {
+      // A hint that does not name it (never, today): the cursor after it.
+      return fmt::format("{} Cursor: {}.", text, written);
+    }
+    text.replace(at, named.size(), written);
+    // Up to the end of the sentence that names it: what follows is in `_ctxguard.hint`.
+    const std::size_t end = text.find(". ", at + written.size());
+    if (end != std::string::npos) text.resize(end + 1);
+    return text;
+  }
+  return {};
 }
 
 json::object value_piece_fields(std::string_view path, PieceOf pieces) {
@@ -273,6 +321,17 @@ json::object text_tool_result(std::string text, ToolResult kind) {
   return result;
 }
 
+json::object answer_result(std::string way_on, std::vector<std::string> texts) {
+  json::array content;
+  content.reserve(texts.size() + 1);
+  if (!way_on.empty())
+    content.push_back(json::object{{"type", "text"}, {"text", std::move(way_on)}});
+  for (std::string& text : texts) {
+    content.push_back(json::object{{"type", "text"}, {"text", std::move(text)}});
+  }
+  return json::object{{"content", std::move(content)}};
+}
+
 std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::string_view fetch_tool,
                        std::size_t max_page_size) {
   const std::string where =
@@ -317,17 +376,14 @@ std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_m
 std::string attach_metadata(const std::string& body, const json::object& meta) {
   std::string out;
   out.reserve(body.size() + 512);
+  out += "{\"_ctxguard\":";
+  write_json(out, in_reading_order(meta));
   if (!body.empty() && body.front() == '{') {
-    out.append(body, 0, body.size() - 1);
     if (body.size() > 2) out += ',';
-    out += "\"_ctxguard\":";
-    write_json(out, meta);
-    out += '}';
+    out.append(body, 1);
   } else {
-    out += "{\"items\":";
+    out += ",\"items\":";
     out += body;
-    out += ",\"_ctxguard\":";
-    write_json(out, meta);
     out += '}';
   }
   return out;

@@ -84,9 +84,20 @@ std::string array_hint(const ArrayCut& primary, std::size_t other_cuts, std::str
 std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_more,
                       std::string_view fetch_tool);
 
-// `body` (a JSON object or array as text) with `"_ctxguard": meta` added: inside the object, or
-// for an array as {"items": body, "_ctxguard": meta}.
+// `body` (a JSON object or array as text) with `"_ctxguard": meta` added as its first member, or
+// for an array as {"_ctxguard": meta, "items": body}: a client that cuts the answer's tail
+// still shows it (docs/protocol.md 3.1).
 std::string attach_metadata(const std::string& body, const boost::json::object& meta);
+
+// `meta` with what a model needs to go on first: the hint, then the cursors, then the rest in
+// their order. A client that shows only the head of an answer shows these.
+boost::json::object in_reading_order(const boost::json::object& meta);
+
+// The first item of an answer whose `_ctxguard` is `meta`, when it offers a cursor: "ctxguard: "
+// and its hint up to the sentence that names the cursor, the cursor written out in it — the
+// way on, whole on its own, for a client that cuts or hides the rest (docs/protocol.md 3.1).
+// Empty when there is no cursor to go on with.
+std::string way_on_text(const boost::json::object& meta);
 
 // The `_ctxguard` of an answer showing `cuts` (the first one is the primary: the page of a fetch,
 // or the largest cut): its fields, then `extra`'s members, `otherCuts` and the hint.
@@ -128,5 +139,8 @@ void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
 // A tool result of one text item; kError marks problems the model can act on.
 enum class ToolResult { kAnswer, kError };
 boost::json::object text_tool_result(std::string text, ToolResult kind);
+
+// A ctxguard_fetch answer: its way on (way_on_text, when not empty), then `texts`, an item each.
+boost::json::object answer_result(std::string way_on, std::vector<std::string> texts);
 
 }  // namespace ctxguard::pipeline

@@ -116,6 +116,13 @@ std::size_t RewriteJob::compose() {
 }
 
 void RewriteJob::compose_with(std::size_t estimated) {
+  way_on_.clear();
+  for (const PartOutput& output : outputs_) {
+    if (output.mode == Mode::kPaginated || output.mode == Mode::kTextCut) {
+      way_on_ = way_on_text(output.meta);
+      if (!way_on_.empty()) break;
+    }
+  }
   for (PartOutput& output : outputs_) {
     switch (output.mode) {
       case Mode::kOriginal:
@@ -163,7 +170,7 @@ std::optional<json::value> RewriteJob::build_structured() const {
 }
 
 std::size_t RewriteJob::measure() const {
-  std::size_t tokens = 0;
+  std::size_t tokens = way_on_.empty() ? 0 : budget::estimate_tokens(way_on_);
   for (std::size_t k = 0; k < split_.parts.size(); ++k) {
     if (split_.parts[k].content_index == kNotContent) continue;  // structuredContent, below
     const PartOutput& output = outputs_[k];
@@ -184,6 +191,7 @@ AnswerSize RewriteJob::answer_size() {
   const std::size_t reported = compose();
   if (!measures_text_) return AnswerSize{.tokens = reported};
   budget::TextMeasure text;
+  if (!way_on_.empty()) text.add_item(way_on_);
   const json::array& content = result_.at("content").as_array();
   const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());
   for (std::size_t i = 0; i < content.size(); ++i) {
@@ -240,7 +248,8 @@ std::optional<RewrittenResult> RewriteJob::finish() {
 json::array RewriteJob::rewrite_content(json::array& content) {
   const std::vector<const PartOutput*> by_item = outputs_by_item(content.size());
   json::array out;
-  out.reserve(content.size() + 1);
+  out.reserve(content.size() + 2);
+  if (!way_on_.empty()) out.push_back(json::object{{"type", "text"}, {"text", way_on_}});
   for (std::size_t i = 0; i < content.size(); ++i) {
     const PartOutput* output = by_item[i];
     if (output == nullptr) {

@@ -189,6 +189,8 @@ class RewriteJob : private FitSubject {
   };
   std::vector<TextDigest> text_digests_;
   std::optional<boost::json::value> structured_;
+  // The answer's first item: the way on from the first part that offers a cursor (empty: none).
+  std::string way_on_;
   CallRecord record_;
   std::vector<std::size_t> json_parts_;   // the parts that are JSON
   std::vector<std::size_t> group_parts_;  // the part of each record group projection was given

@@ -169,7 +169,7 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
         const dir = makeTempDir();
         const records = path.join(dir, 'records.jsonl');
         const session = await connectProxied(serverCommand('filesystem', root),
-          [...globals, '--telemetry-file', records], { name: preset.name });
+          [...globals, '--telemetry-file', records], { name: preset.name, rawAnswers: true });
         const { client } = session;
         let checked = 0;
         checked += await walk(client, 'read_text_file', { path: path.join(root, 'app.log') }, preset, { text: true });
@@ -195,7 +195,7 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
     for (const preset of [PRESETS[5], PRESETS[3]]) {
       const file = path.join(memoryDir, `${preset.name.replace(/\W/g, '_')}.jsonl`);
       const session = await connectProxied({ ...serverCommand('memory'), env: { MEMORY_FILE_PATH: file } }, [],
-        { name: preset.name });
+        { name: preset.name, rawAnswers: true });
       const entities = Array.from({ length: 400 }, (_, i) => ({
         name: `entity-${i}`,
         entityType: ['person', 'place', 'project'][i % 3],
@@ -211,7 +211,7 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
   for (const mode of ['pinned', 'sdk1']) {
     test(`SDK ${mode === 'pinned' ? 'v2 (name in every request, 2026-07-28)' : '1.x'}: rows, a log and a report within each client's limit`, T, async () => {
       for (const preset of [PRESETS[2], PRESETS[5], PRESETS[3]]) {
-        const session = await openSession(mode, { proxied: true, clientName: preset.name });
+        const session = await openSession(mode, { proxied: true, clientName: preset.name, rawAnswers: true });
         const { client } = session;
         await walk(client, 'list_rows', {}, preset, { pages: 3 });
         await walk(client, 'read_log', {}, preset, { pages: 3, text: true });
@@ -227,11 +227,11 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
     // an answer shows, and it is over Cline's 8,000 characters (this JSON of ids and numbers
     // takes about 1.3 characters per estimated token).
     const globals = ['--page-size', '200', '--token-budget', '10000'];
-    const unknown = await connectProxied(serverCommand('filesystem', root), globals, { name: 'some-new-client' });
+    const unknown = await connectProxied(serverCommand('filesystem', root), globals, { name: 'some-new-client', rawAnswers: true });
     const wide = await unknown.client.callTool({ name: 'read_text_file', arguments: orders });
     assert.ok(measure(wide).chars > 8000, `${measure(wide).chars} characters`);
     await unknown.close();
-    const silent = await connectProxied(serverCommand('filesystem', root), [...globals, '--client', 'Cline'], { name: '' });
+    const silent = await connectProxied(serverCommand('filesystem', root), [...globals, '--client', 'Cline'], { name: '', rawAnswers: true });
     await walk(silent.client, 'read_text_file', orders, { chars: 8000 }, { pages: 2 });
     await silent.close();
   });
@@ -242,7 +242,7 @@ describe('answers within the limits of the client that asked', { skip: SKIP }, (
     fs.writeFileSync(config, 'clients:\n  - match: "line-counting-*"\n    maxLines: 40\n');
     const records = path.join(dir, 'records.jsonl');
     const session = await connectProxied(serverCommand('filesystem', root),
-      ['--config', config, '--telemetry-file', records], { name: 'line-counting-client' });
+      ['--config', config, '--telemetry-file', records], { name: 'line-counting-client', rawAnswers: true });
     await walk(session.client, 'read_text_file', { path: path.join(root, 'app.log') }, { lines: 40 }, { pages: 3, text: true });
     await session.close();
     const written = fs.readFileSync(records, 'utf8').trim().split('\n').map((l) => JSON.parse(l));

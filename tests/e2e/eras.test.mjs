@@ -30,7 +30,7 @@ import path from 'node:path';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 
-import { alterCursor, ctxguardBin, makeTempDir, memoryServerCommand, recordWire, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
+import { alterCursor, ctxguardBin, makeTempDir, memoryServerCommand, recordWire, removeDir, skipWithoutCtxguard, waitFor, watchWayOn, within } from './lib/harness.mjs';
 import { reconstructJson, reconstructText, splitTextPiece, textOf } from './lib/reconstruct.mjs';
 import {
   ELICIT_ANSWER,
@@ -669,6 +669,7 @@ describe('SDK v2 in auto mode against a 2025-era server (server-memory) through 
     });
     const wire = recordWire(transport);
     const client = new ClientV2({ name: 'ctxguard-eras-auto-legacy', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    watchWayOn(client);
     try {
       await client.connect(transport);
       assert.equal(client.getNegotiatedProtocolVersion(), '2025-11-25', 'a 2025 server: the legacy era');
@@ -681,7 +682,7 @@ describe('SDK v2 in auto mode against a 2025-era server (server-memory) through 
       const page = await client.callTool({ name: FETCH, arguments: { cursor: meta.nextCursor, limit: 3, fields: ['name'] } });
       const next = meta.offset + meta.pageSize;  // the page after the first answer's
       assert.deepEqual(JSON.parse(page.content[0].text).items, [0, 1, 2].map((i) => ({ name: `person_${next + i}` })));
-      const answer = wire.find((w) => w.dir === 'in' && w.msg.result?.content?.[0]?.text?.startsWith('{"items"'));
+      const answer = wire.find((w) => w.dir === 'in' && w.msg.result?.content?.[1]?.text?.startsWith('{"_ctxguard"'));
       assert.ok(answer, 'the fetch answer was on the wire');
       assert.equal(answer.msg.result.resultType, undefined, 'a 2025 request gets no resultType');
       assert.equal(answer.msg.result._meta, undefined);

@@ -41,6 +41,7 @@ import {
   waitFor,
   within,
 } from './lib/harness.mjs';
+import { checkWayOn } from './lib/client-cuts.mjs';
 import { protocolViolations } from './lib/raw-client.mjs';
 import { BIG_TEXT_LINE_BYTES, bigTextLine, bigTextLines, streamLine } from './lib/raw-data.mjs';
 
@@ -298,7 +299,7 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
       `RSS after ${memory.rss.toFixed(0)} MiB${SANITIZED ? ' [sanitized build]' : ''}`);
     assert.equal(Number(event[2]), line.length);
 
-    const result = JSON.parse(line).result;
+    const result = checkWayOn(JSON.parse(line).result);
     const trailer = JSON.parse(result.content.at(-1).text)._ctxguard;
     assert.equal(trailer.totalBytes, lines * BIG_TEXT_LINE_BYTES);
     assert.equal(trailer.totalLines, lines);
@@ -311,7 +312,7 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     }
 
     await g.send(`${request(2, 'tools/call', { name: 'ctxguard_fetch', arguments: { cursor: trailer.nextCursor } })}\n`);
-    const next = JSON.parse(await g.waitForLine((l) => l.startsWith('{"jsonrpc":"2.0","id":2,'), 20_000)).result;
+    const next = checkWayOn(JSON.parse(await g.waitForLine((l) => l.startsWith('{"jsonrpc":"2.0","id":2,'), 20_000)).result);
     const nextTrailer = JSON.parse(next.content.at(-1).text)._ctxguard;
     assert.equal(nextTrailer.startLine, trailer.endLine + 1);
     let expected = '';

@@ -383,7 +383,7 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     assert.equal(meta.wrapped, true);
     assert.equal(meta.path, '');
     assert.equal(meta.totalCount, 40);
-    assert.deepEqual(Object.keys(json), ['items', '_ctxguard']);
+    assert.deepEqual(Object.keys(json), ['_ctxguard', 'items'], '_ctxguard first (docs/protocol.md 3.1)');
     assert.equal(r.structuredContent.content, textOf(r), 'the wrapper member repeats the rewritten text');
     assert.deepEqual(Object.keys(r.structuredContent), ['content']);
     for (const c of cuts) assert.equal(c.totalCount, getAt(tree, c.path).length, `totalCount at ${c.path}`);

@@ -57,7 +57,7 @@ describe('answer samples', { skip: SKIP }, () => {
     const file = path.join(dir, 'samples.jsonl');
     fs.writeFileSync(file, '', { mode: 0o644 });  // an existing file, readable by others
     const session = await connectProxied(serverCommand('filesystem', root),
-      ['--sample-answers', file, '--sample-rate', '100', '--metrics-listen', '0'], { name: 'claude-code' });
+      ['--sample-answers', file, '--sample-rate', '100', '--metrics-listen', '0'], { name: 'claude-code', rawAnswers: true });
     const received = [];
     const log = await session.client.callTool({ name: 'read_text_file', arguments: { path: path.join(root, 'app.log') } });
     received.push(['read_text_file', joined(log)]);

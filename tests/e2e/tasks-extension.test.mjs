@@ -15,6 +15,7 @@ import path from 'node:path';
 
 import { killAllRaw, makeTempDir, rawProxy, rawServerCommand, readJsonLines, removeDir, skipWithoutCtxguard, waitFor, within } from './lib/harness.mjs';
 import { ctxguardOf, modernMeta, protocolViolations, rawClient } from './lib/raw-client.mjs';
+import { checkWayOn } from './lib/client-cuts.mjs';
 import { META_KEY, reconstructJson, textOf } from './lib/reconstruct.mjs';
 
 const SKIP = skipWithoutCtxguard();
@@ -99,7 +100,8 @@ describe('tasks extension (2026-07-28) on raw pipes', { skip: SKIP, timeout: 120
     const completedText = JSON.stringify(COMPLETED);
     const done = await c.request('tasks/get', { taskId: 't1', _meta: scripted(completedText) }, 4);
     assert.ok(done.result, JSON.stringify(done).slice(0, 300));
-    const { result: inner, ...outer } = done.result;
+    const { result: withWayOn, ...outer } = done.result;
+    const inner = checkWayOn(withWayOn);  // the way on checked, then the data (client-cuts.mjs)
     const { result: serverInner, ...serverOuter } = COMPLETED;
     assert.deepEqual(outer, serverOuter, 'the members around the result are the server\'s (resultType, taskId, status, times, ttlMs)');
     assert.ok(inner && typeof inner === 'object', 'the completed answer still has its result');

@@ -36,6 +36,7 @@ import {
   waitFor,
   within,
 } from './lib/harness.mjs';
+import { checkWayOn } from './lib/client-cuts.mjs';
 import { META_KEY, reconstructJson, reconstructText, splitTextPiece, textOf } from './lib/reconstruct.mjs';
 
 const SKIP = skipWithoutCtxguard();
@@ -92,7 +93,11 @@ describe('server-everything: a task-augmented tools/call through ctxguard', { sk
     const messages = [];
     const stream = session.client.experimental.tasks.callToolStream(
       { name: TASK_TOOL, arguments: { topic, ambiguous: false } }, undefined, { task: { ttl: 60_000 } });
-    for await (const m of stream) messages.push(m.type === 'error' ? { type: 'error', message: m.error.message } : m);
+    for await (const m of stream) {
+      if (m.type === 'error') messages.push({ type: 'error', message: m.error.message });
+      else if (m.type === 'result' && session !== direct) messages.push({ ...m, result: checkWayOn(m.result) });
+      else messages.push(m);
+    }
     return messages;
   };
 
@@ -198,7 +203,10 @@ function rawClient(g, firstId = 1) {
     const id = nextId++;
     await g.send(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     const line = await waitFor(() => g.lines().find((l, i) => idAt(i, l) === id), 10_000, `the answer to request ${id} (${method})`);
-    return { id, line, msg: JSON.parse(line) };
+    const msg = JSON.parse(line);
+    // A tool result's way on checked, then the data handed over (lib/client-cuts.mjs).
+    if (msg.result?.content) msg.result = checkWayOn(msg.result);
+    return { id, line, msg };
   };
   return {
     request,

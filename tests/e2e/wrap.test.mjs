@@ -96,9 +96,11 @@ describe('ctxguard wrap and unwrap on a scratch HOME', { skip: SKIP, timeout: 12
     assert.deepEqual(entry.env, { NOTES_OWNER: 'ana' });
     assert.deepEqual(config.mcpServers.remote, { url: 'https://mcp.example.com/mcp' });
     const listing = await talkThrough(entry);
-    // 400 entries over a 2,000-token budget: ctxguard cut the listing into chunks.
-    assert.equal(listing.content.length, 2, JSON.stringify(listing).slice(0, 200));
-    assert.match(listing.content[1].text, /"_ctxguard"/);
+    // 400 entries over a 2,000-token budget: ctxguard cut the listing into chunks, the way on
+    // first (docs/protocol.md 3.1).
+    assert.equal(listing.content.length, 3, JSON.stringify(listing).slice(0, 200));
+    assert.match(listing.content[0].text, /^ctxguard: /);
+    assert.match(listing.content[2].text, /"_ctxguard"/);
   });
 
   test('codex: the TOML file is wrapped, and its entry runs through ctxguard too', T, async () => {

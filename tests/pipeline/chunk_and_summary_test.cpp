@@ -330,25 +330,25 @@ TEST_CASE("fetch: arguments that do not apply to what the cursor names are one-l
   CHECK(text_at(path_on_text, 0).find("`path` applies to JSON") != std::string::npos);
 
   json::array items;
-  std::string long_note;  // item 3's note: varied words, several budgets long
+  std::string long_note;  // item 1's note: varied words, several budgets long
   for (int w = 0; long_note.size() < 30000; ++w) long_note += "n" + std::to_string(w) + " ";
   std::string short_note;  // the others' notes: 600 characters of words
   while (short_note.size() < 600) short_note += "note ";
   for (int i = 0; i < 300; ++i) {
-    items.push_back(json::object{{"id", i}, {"note", i == 3 ? long_note : short_note}});
+    items.push_back(json::object{{"id", i}, {"note", i == 1 ? long_note : short_note}});
   }
   auto listing = fixture.process(text_result(ctxguard::to_json(json::value(items))));
   REQUIRE(listing.has_value());
   const json::value shown = parse(text_at(listing->result, 0));
   const json::value result_cursor = shown.at("_ctxguard").at("resultCursor");
   const json::object query_on_string =
-      fixture.fetch_page({{"cursor", result_cursor}, {"path", "/3/note"}, {"query", "n"}});
+      fixture.fetch_page({{"cursor", result_cursor}, {"path", "/1/note"}, {"query", "n"}});
   REQUIRE(is_error(query_on_string));
   CHECK(text_at(query_on_string, 0).find("is a string") != std::string::npos);
 
   // The pieces of one value go on by their cursor; a `query` there is an error too (it once
   // sent the first piece again).
-  const json::object note = fixture.fetch_page({{"cursor", result_cursor}, {"path", "/3/note"}});
+  const json::object note = fixture.fetch_page({{"cursor", result_cursor}, {"path", "/1/note"}});
   REQUIRE_FALSE(is_error(note));
   const json::value piece_cursor = meta_of(note, 1).at("nextCursor");
   CHECK(is_error(fixture.fetch_page({{"cursor", piece_cursor}, {"query", "n"}})));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/fit/summarize.hpp"
 #include "pipeline_fixture.hpp"
 #include "support/json_pointer.hpp"
 #include "value_generator.hpp"
@@ -205,6 +206,9 @@ struct Shown {
   std::size_t tokens = 0;  // the answer, as the estimator counts it
   ctxguard::budget::AnswerSize size;
   std::vector<std::string> omitted;  // the fields projection left out, sorted
+  // What the answer holds besides its JSON (the way on before it).
+  std::size_t other_tokens = 0;
+  std::size_t other_chars = 0;
 };
 
 // Whether `more` holds every field of `fewer` (both sorted).
@@ -236,6 +240,9 @@ Shown shown_of(const json::object& answer) {
   }
   shown.tokens = tokens_of(answer);
   shown.size = ctxguard::pipeline::result_size(answer, shown.tokens);
+  const std::string text = text_at(answer, 0);
+  shown.other_tokens = shown.tokens - ctxguard::budget::estimate_tokens(text);
+  shown.other_chars = shown.size.chars - ctxguard::budget::utf16_length(text);
   return shown;
 }
 
@@ -249,17 +256,22 @@ double fill_of(const Shown& shown, const ctxguard::config::BudgetSettings& budge
   return fill;
 }
 
-// The next item of `original` after the page `shown`, as the page shows its items at most: the
-// fields projection left out dropped, strings cut to `max_string` characters (bytes here, and
-// without the marker: never longer than the page would write it).
+// The next item of `original` after the page `shown`, as the page would show it: the fields
+// projection left out dropped, strings over `max_string` characters cut as the page cuts them.
 json::value next_item(const Shown& shown, const json::array& all, std::size_t max_string) {
-  json::value item = all.at(shown.offset + shown.items);
+  const std::size_t index = shown.offset + shown.items;
+  json::value item = all.at(index);
   if (json::object* record = item.if_object()) {
     for (const std::string& field : shown.omitted) record->erase(field);
+    const json::value* path = shown.answer.at("_ctxguard").as_object().if_contains("path");
+    const std::string base = (path != nullptr ? std::string(path->as_string()) : std::string()) +
+                             "/" + std::to_string(index);
     for (auto& member : *record) {
-      if (json::string* text = member.value().if_string(); text && text->size() > max_string) {
-        text->resize(max_string);
-      }
+      const json::string* text = member.value().if_string();
+      if (text == nullptr) continue;
+      std::string at = base;
+      ctxguard::append_pointer_key(at, member.key());
+      if (auto cut = ctxguard::pipeline::cut_string(*text, max_string, at)) member.value() = *cut;
     }
   }
   return item;
@@ -275,10 +287,20 @@ bool next_item_breaks(const Shown& shown, const json::array& all,
       .as_array()
       .push_back(next_item(shown, all, budget.summary.max_string_chars));
   const std::string text = ctxguard::to_json(more);
-  const std::size_t tokens = ctxguard::budget::estimate_tokens(text);
-  INFO("with item " << shown.items << ": " << tokens << " tokens, " << text.size() << " bytes");
-  return tokens > budget.token_budget ||
-         (budget.max_chars != 0 && ctxguard::budget::utf16_length(text) > budget.max_chars);
+  // An item holding objects or arrays may be shown with one of them cut or collapsed, which
+  // the plan prices with a cursor's allowance: within that, the item is taken to break it.
+  const json::value item = next_item(shown, all, budget.summary.max_string_chars);
+  const bool nested =
+      item.is_object() &&
+      std::any_of(item.as_object().begin(), item.as_object().end(), [](const auto& member) {
+        return member.value().is_object() || member.value().is_array();
+      });
+  const std::size_t tokens = ctxguard::budget::estimate_tokens(text) + shown.other_tokens +
+                             (nested ? ctxguard::pipeline::kTokensPerCursor : 0);
+  const std::size_t chars = ctxguard::budget::utf16_length(text) + shown.other_chars +
+                            (nested ? ctxguard::pipeline::kCharsPerCursor : 0);
+  INFO("with item " << shown.items << ": " << tokens << " tokens, " << chars << " characters");
+  return tokens > budget.token_budget || (budget.max_chars != 0 && chars > budget.max_chars);
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 // for those messages (the interceptor tests).
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 #include "proxy/interceptor.hpp"
 #include "support/json_writer.hpp"
@@ -62,8 +65,25 @@ inline json::object response(json::value id, json::object result) {
   return json::object{{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"result", std::move(result)}};
 }
 
+// The JSON of a rewritten result's first item after its way on (docs/protocol.md 3.1), which
+// must name the answer's cursor.
+inline json::value answer_json(const json::value& result) {
+  const json::array& content = result.at("content").as_array();
+  const std::string_view first = content.at(0).at("text").as_string();
+  if (!first.starts_with("ctxguard: ")) return json::parse(first);
+  const json::value answer = json::parse(content.at(1).at("text").as_string());
+  const json::object& meta = answer.at("_ctxguard").as_object();
+  for (const std::string_view key : {"nextCursor", "resultCursor", "nextItemsCursor"}) {
+    if (const json::value* cursor = meta.if_contains(key)) {
+      REQUIRE(first.find(std::string(cursor->as_string())) != std::string_view::npos);
+      break;
+    }
+  }
+  return answer;
+}
+
 inline json::value inner_json(const json::value& message) {
-  return json::parse(message.at("result").at("content").at(0).at("text").as_string());
+  return answer_json(message.at("result"));
 }
 
 }  // namespace ctxguard::testing

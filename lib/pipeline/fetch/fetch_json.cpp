@@ -149,11 +149,12 @@ FitOptions FetchCall::fit_options() const {
 }
 
 AnswerSize FetchCall::compose(json::object meta, const std::string& body) {
+  std::string way_on = way_on_text(meta);
   std::size_t tokens = 0;
   std::string text = settle_budget_fields(
-      meta, context_.budget.token_budget, 0,
+      meta, context_.budget.token_budget, way_on.empty() ? 0 : budget::estimate_tokens(way_on),
       [&](const json::object& so_far) { return attach_metadata(body, so_far); }, tokens);
-  answer_.result = text_tool_result(std::move(text), ToolResult::kAnswer);
+  answer_.result = answer_result(std::move(way_on), {std::move(text)});
   return result_size(answer_.result, tokens);
 }
 

@@ -141,12 +141,12 @@ json::object query_meta(const std::string& query, const LineMatches& matches,
 }  // namespace
 
 AnswerSize FetchCall::set_text_answer(std::string_view piece, json::object meta) {
-  const std::string trailer =
-      settle_budget_fields(meta, context_.budget.token_budget, budget::estimate_tokens(piece),
-                           trailer_text, answer_.record.final_tokens);
-  answer_.result =
-      json::object{{"content", json::array{json::object{{"type", "text"}, {"text", piece}},
-                                           json::object{{"type", "text"}, {"text", trailer}}}}};
+  std::string way_on = way_on_text(meta);
+  const std::size_t other_tokens =
+      budget::estimate_tokens(piece) + (way_on.empty() ? 0 : budget::estimate_tokens(way_on));
+  std::string trailer = settle_budget_fields(meta, context_.budget.token_budget, other_tokens,
+                                             trailer_text, answer_.record.final_tokens);
+  answer_.result = answer_result(std::move(way_on), {std::string(piece), std::move(trailer)});
   return result_size(answer_.result, answer_.record.final_tokens);
 }
 

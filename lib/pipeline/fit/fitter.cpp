@@ -17,6 +17,10 @@ constexpr FitLevel kFitLevels[] = {FitLevel::kPages,  FitLevel::kSummarize, FitL
 
 // Planning rounds per tightening step (each step already removes a lot).
 constexpr int kTightenRounds = 2;
+// The most JSON bytes per byte of text an answer is planned with: a quote or a line break is
+// two; the text items' `{"type":"text"...}` and structuredContent beside short text are not
+// the text's escapes.
+constexpr double kMostJsonGrowth = 2.0;
 
 // Field costs are estimated apart from the records around them: projection aims a little past
 // what is left to save.
@@ -29,8 +33,9 @@ constexpr double kUnlimitedRoom = std::numeric_limits<double>::infinity();
 constexpr double kGiveBackSlackTokens = 1;
 
 // The planning allowance for `_ctxguard` itself.
-constexpr Cost kMetadataCost{
-    .tokens = kMetadataTokens, .chars = kMetadataChars, .bytes = kMetadataChars};
+constexpr Cost kMetadataCost{.tokens = kMetadataTokens + kWayOnTokens,
+                             .chars = kMetadataChars + kWayOnChars,
+                             .bytes = kMetadataChars + kWayOnChars};
 
 // Plans `level`'s cuts on a planner holding the values; true when they remove `excess`.
 bool plan_level(CutPlanner& planner, FitLevel level, const Cost& excess) {
@@ -478,12 +483,15 @@ class Fitter {
   Outcome plan_rounds(FitLevel level) {
     const FitBudget& budget = options_.budget;
     const int rounds = level == FitLevel::kTighten ? kTightenRounds : kPlanningRounds;
-    Cost overshoot;
+    // A tightening step starts from what the steps before it learned of how far written answers
+    // come out over their plans: with two rounds each, starting from nothing every time could
+    // end over the budget showing several items.
+    Cost overshoot = level == FitLevel::kTighten ? tighten_overshoot_ : Cost{};
     for (int round = 0; round < rounds; ++round) {
       const std::unique_ptr<CutPlanner> cuts = planner();
       const Cost cost = subject_.cost(*cuts);
-      const bool reached =
-          plan_level(*cuts, level, excess_over(cost + kMetadataCost, budget) + overshoot);
+      const bool reached = plan_level(
+          *cuts, level, excess_over(cost + kMetadataCost, planning_budget()) + overshoot);
       last_map_ = cuts->cut_map();
       last_excess_ = cuts->excess_left();
       last_cost_ = cost;
@@ -500,13 +508,34 @@ class Fitter {
       result_.size = *size;
       result_.fitted = fits(*size, budget);
       if (result_.fitted) return Outcome::kFitted;
+      learn_json_growth(*size);
       overshoot = overshoot_after(overshoot, *size, budget);
+      if (level == FitLevel::kTighten) tighten_overshoot_ = overshoot;
     }
     return Outcome::kOver;
   }
 
+  // JSON bytes are planned as bytes (budget/answer_size.hpp); what the escapes add is learned
+  // from the answers written: a plan is held to json_bytes / growth bytes, so that one
+  // correction takes it there, whatever room the metadata allowance left unused.
+  void learn_json_growth(const AnswerSize& size) {
+    if (options_.budget.json_bytes == 0 || size.bytes == 0) return;
+    const double growth = static_cast<double>(size.json_bytes) / static_cast<double>(size.bytes);
+    json_growth_ = std::clamp(growth, json_growth_, kMostJsonGrowth);
+  }
+  FitBudget planning_budget() const {
+    FitBudget budget = options_.budget;
+    if (budget.json_bytes != 0) {
+      budget.bytes =
+          std::min(budget.bytes,
+                   static_cast<std::size_t>(static_cast<double>(budget.json_bytes) / json_growth_));
+    }
+    return budget;
+  }
+
   FitSubject& subject_;
   const FitOptions& options_;
+  double json_growth_ = 1.0;
   std::unique_ptr<CutPlanner> priced_;
   // What the last plan left to save, in tokens: the most of the units still over, the others
   // converted at the answer's own rate.
@@ -525,7 +554,8 @@ class Fitter {
   std::unique_ptr<CutPlanner> pristine_;  // the values priced, uncut
   int view_version_ = 0;                  // bumped whenever the view may have changed
   int pristine_version_ = -1;             // the view pristine_ priced
-  CutMap last_map_;  // the last plan's cuts, rendered or not (projection reads them)
+  CutMap last_map_;         // the last plan's cuts, rendered or not (projection reads them)
+  Cost tighten_overshoot_;  // what the tightening steps so far learned (plan_rounds)
   Cost last_excess_;
   Cost last_cost_;  // the answer's cost before that plan's cuts
 };

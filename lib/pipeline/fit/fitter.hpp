@@ -35,6 +35,10 @@ inline constexpr std::size_t kMetadataTokens = 160;
 inline constexpr std::size_t kTokensPerCursor = 70;
 inline constexpr std::size_t kMetadataChars = 700;
 inline constexpr std::size_t kCharsPerCursor = 220;
+// The way on an answer with a cursor starts with (metadata.hpp, way_on_text): the hint's first
+// sentences and that cursor again, an item of its own.
+inline constexpr std::size_t kWayOnTokens = 140;
+inline constexpr std::size_t kWayOnChars = 500;
 inline constexpr int kPlanningRounds = 6;
 inline constexpr int kGiveBackRounds = 4;
 

@@ -8,21 +8,21 @@ namespace ctxguard::pipeline {
 
 TextReserve TextReserve::for_trailers(const FitBudget& budget, std::size_t tokens,
                                       std::size_t chars, std::size_t items) {
-  const auto share = [items](std::size_t limit, std::size_t each) {
-    return static_cast<double>(std::min(limit / 2, each * items));
+  // Each trailing item is joined with '\n': one character and byte more, and a line of its own;
+  // so is the way on before the text (kWayOn*), once. Never more than half a limit.
+  const auto share = [items](std::size_t limit, std::size_t each, std::size_t once) {
+    return static_cast<double>(std::min(limit / 2, each * items + once));
   };
-  // Each trailing item is joined with '\n': one character and byte more, and a line of its own.
   // Measured as JSON (json_bytes, planned as bytes), a trailer's quotes are escaped (about a
   // quarter more) and every item is wrapped as {"type":"text","text":...}, the text's own too.
   const std::size_t json_each = chars + chars / 4 + budget::kJsonTextItemBytes + 1;
-  const double bytes =
-      budget.json_bytes == 0
-          ? share(budget.bytes, chars + 1)
-          : share(budget.bytes, json_each) + static_cast<double>(budget::kJsonTextItemBytes + 2);
-  return TextReserve{.cost = Cost{.tokens = share(budget.tokens, tokens),
-                                  .chars = share(budget.chars, chars + 1),
+  const std::size_t json_once = kWayOnChars + 2 * budget::kJsonTextItemBytes + 3;
+  const double bytes = budget.json_bytes == 0 ? share(budget.bytes, chars + 1, kWayOnChars + 1)
+                                              : share(budget.bytes, json_each, json_once);
+  return TextReserve{.cost = Cost{.tokens = share(budget.tokens, tokens, kWayOnTokens),
+                                  .chars = share(budget.chars, chars + 1, kWayOnChars + 1),
                                   .bytes = bytes},
-                     .lines = static_cast<std::size_t>(share(budget.lines, 1))};
+                     .lines = static_cast<std::size_t>(share(budget.lines, 1, 1))};
 }
 
 void TextReserve::correct(const AnswerSize& measured, const FitBudget& budget) {

@@ -23,8 +23,8 @@ struct TextReserve {
   std::size_t lines = 0;
 
   // For `items` trailing `_ctxguard` items of about `tokens` and `chars` each (characters and
-  // bytes, with the '\n' joining each to the text before it, and a line each), never more than
-  // half of a limit: a small budget still shows a useful piece.
+  // bytes, with the '\n' joining each to the text before it, and a line each) and the way on
+  // before the text, never more than half of a limit: a small budget still shows a useful piece.
   static TextReserve for_trailers(const FitBudget& budget, std::size_t tokens, std::size_t chars,
                                   std::size_t items = 1);
   // Sets aside what an answer measured `measured` came out over `budget`, in each unit it was

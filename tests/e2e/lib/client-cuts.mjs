@@ -157,12 +157,40 @@ export function metadataOf(result) {
   return found;
 }
 
+/** The cursors an answer offers to go on from it: each `_ctxguard`'s first, in order. */
+export function waysOn(result) {
+  const found = [];
+  for (const meta of metadataOf(result)) {
+    const key = ['nextCursor', 'resultCursor', 'nextItemsCursor'].find((k) => typeof meta[k] === 'string');
+    if (key) found.push(meta[key]);
+  }
+  return found;
+}
+
 /** The cursor an answer offers first to go on from it, if any. */
 export function wayOn(result) {
-  for (const meta of metadataOf(result)) {
-    for (const key of ['nextCursor', 'resultCursor', 'nextItemsCursor']) {
-      if (typeof meta[key] === 'string') return meta[key];
+  return waysOn(result)[0];
+}
+
+/**
+ * Checks the way on of an answer from ctxguard (docs/protocol.md 3.1): one that offers a cursor
+ * starts with a text item "ctxguard: ..." naming it, and whatever each client's rule cuts, the
+ * model still sees that cursor. Returns the answer without the way on: the data tests read.
+ */
+export function checkWayOn(result) {
+  const cursor = wayOn(result);
+  if (!cursor) return result;
+  const first = result.content?.[0];
+  if (first?.type !== 'text' || !first.text.startsWith('ctxguard: ') || !first.text.includes(`"${cursor}"`)) {
+    throw new Error(`an answer with a cursor does not start with its way on: ${JSON.stringify(result).slice(0, 400)}`);
+  }
+  // A client that shows structuredContent instead of the text sees that part's own cursor.
+  const cursors = waysOn(result);
+  for (const rule of CLIENT_CUTS) {
+    const { seen } = rule.cut(result);
+    if (!cursors.some((one) => seen.includes(one))) {
+      throw new Error(`${rule.name}'s cut hides the way on: ${seen.slice(0, 400)}`);
     }
   }
-  return undefined;
+  return { ...result, content: result.content.slice(1) };
 }

@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { checkWayOn } from './client-cuts.mjs';
+
 export const E2E_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MCP_DIR = path.join(E2E_DIR, 'node_modules', '@modelcontextprotocol');
 
@@ -206,14 +208,30 @@ export async function connectDirect(cmd, clientOptions = {}) {
   return session;
 }
 
-/** Session spawned as `ctxguard <ctxguardArgs> -- <cmd>` without connecting the client yet. */
+/**
+ * Session spawned as `ctxguard <ctxguardArgs> -- <cmd>` without connecting the client yet. Every
+ * tools/call answer is checked for its way on (lib/client-cuts.mjs, checkWayOn) and handed to
+ * the test without it, unless clientOptions.rawAnswers: then as ctxguard sent it.
+ */
 export function proxiedSession(cmd, ctxguardArgs = [], clientOptions = {}) {
+  const { rawAnswers = false, ...options } = clientOptions;
   const session = makeSession(
     { command: ctxguardBin(), args: [...ctxguardArgs, '--', cmd.command, ...cmd.args], env: cmd.env },
-    clientOptions,
+    options,
   );
   session.serverPid = () => parseServerPid(session.stderrText());
+  watchWayOn(session.client, rawAnswers);
   return session;
+}
+
+/** Checks every tools/call answer of `client` for its way on; hands tests the data. */
+export function watchWayOn(client, rawAnswers = false) {
+  const callTool = client.callTool.bind(client);
+  client.callTool = async (...args) => {
+    const result = await callTool(...args);
+    const data = checkWayOn(result);
+    return rawAnswers ? result : data;
+  };
 }
 
 /**

@@ -4,12 +4,14 @@
 
 import fs from 'node:fs';
 
+import { checkWayOn } from './client-cuts.mjs';
 import { waitFor } from './harness.mjs';
 
 /**
  * Wraps a rawProxy() session. `request(method, params)` sends one request and resolves to the
- * parsed response with the same id; `call(name, args, meta)` is a tools/call; `fetch(cursor,
- * extra)` a ctxguard_fetch. Lines that answer no request are kept in `unmatched`.
+ * parsed response with the same id; `call(name, args, meta)` is a tools/call (its way on checked
+ * and taken off, lib/client-cuts.mjs); `fetch(cursor, extra)` a ctxguard_fetch. Lines that
+ * answer no request are kept in `unmatched`.
  */
 export function rawClient(g) {
   const pending = new Map();
@@ -48,8 +50,11 @@ export function rawClient(g) {
     async request(method, params, id = nextId++) {
       return (await client.send({ jsonrpc: '2.0', id, method, params })).message;
     },
-    call(name, args = {}, meta = undefined, id = nextId++) {
-      return client.request('tools/call', { name, arguments: args, ...(meta ? { _meta: meta } : {}) }, id);
+    /** The response, its result checked for its way on and handed over without it (checkWayOn). */
+    async call(name, args = {}, meta = undefined, id = nextId++) {
+      const message = await client.request('tools/call', { name, arguments: args, ...(meta ? { _meta: meta } : {}) }, id);
+      if (message.result?.content) message.result = checkWayOn(message.result);
+      return message;
     },
     fetch(cursor, extra = {}, id = nextId++) {
       return client.call('ctxguard_fetch', { cursor, ...extra }, undefined, id);

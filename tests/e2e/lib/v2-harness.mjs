@@ -21,7 +21,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { E2E_DIR, ctxguardBin, parseServerPid, pidAlive, recordWire } from './harness.mjs';
+import { E2E_DIR, ctxguardBin, parseServerPid, pidAlive, recordWire, watchWayOn } from './harness.mjs';
 
 /** Command line of lib/v2-server.mjs. */
 export function v2ServerCommand() {
@@ -44,11 +44,12 @@ const live = new Set();
 /**
  * Start a session and connect its client.
  * @param {keyof MODES} modeName
- * @param {{proxied?: boolean, ctxguardArgs?: string[], clientName?: string}} [opts]
+ * @param {{proxied?: boolean, ctxguardArgs?: string[], clientName?: string, rawAnswers?: boolean}} [opts]
  *        clientName: the clientInfo.name the client announces (in `initialize`, or in every
- *        request's _meta in 2026-07-28)
+ *        request's _meta in 2026-07-28); every tools/call answer of a proxied session is checked
+ *        for its way on and handed over without it, unless rawAnswers (harness.mjs, watchWayOn)
  */
-export async function openSession(modeName, { proxied = false, ctxguardArgs = [], clientName } = {}) {
+export async function openSession(modeName, { proxied = false, ctxguardArgs = [], clientName, rawAnswers = false } = {}) {
   const mode = MODES[modeName];
   if (!mode) throw new Error(`unknown mode ${modeName}`);
   const server = v2ServerCommand();
@@ -87,6 +88,7 @@ export async function openSession(modeName, { proxied = false, ctxguardArgs = []
   }
   const errors = [];
   client.onerror = (e) => errors.push(e);
+  if (proxied) watchWayOn(client, rawAnswers);
 
   const stderr = [];
   transport.stderr.on('data', (c) => stderr.push(c));

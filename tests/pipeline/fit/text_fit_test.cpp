@@ -60,20 +60,23 @@ struct PieceAnswer {
 TEST_CASE("text fit: a trailer is reserved in every unit limited, never more than half") {
   const FitBudget budget{.tokens = 4000, .chars = 8000, .bytes = 0, .lines = 100};
   const TextReserve reserve = TextReserve::for_trailers(budget, 160, 700);
-  REQUIRE(reserve.cost.tokens == 160);
-  // The newline joining the trailer to the text is one more character.
-  REQUIRE(reserve.cost.chars == 701);
+  using ctxguard::pipeline::kWayOnChars;
+  using ctxguard::pipeline::kWayOnTokens;
+  // The trailer and the way on before the text.
+  REQUIRE(reserve.cost.tokens == 160 + kWayOnTokens);
+  // The newline joining each to the text is one more character, and a line.
+  REQUIRE(reserve.cost.chars == 701 + kWayOnChars + 1);
   REQUIRE(reserve.cost.bytes == 0);
-  REQUIRE(reserve.lines == 1);
-  // Three trailers, three times as much.
-  REQUIRE(TextReserve::for_trailers(budget, 160, 700, 3).cost.tokens == 480);
+  REQUIRE(reserve.lines == 2);
+  // Three trailers, three times as much, and one way on.
+  REQUIRE(TextReserve::for_trailers(budget, 160, 700, 3).cost.tokens == 480 + kWayOnTokens);
   // A small budget keeps half for the text.
   REQUIRE(TextReserve::for_trailers({.tokens = 200}, 160, 700).cost.tokens == 100);
   const FitBudget room = ctxguard::pipeline::text_room(budget, reserve);
-  REQUIRE(room.tokens == 3840);
-  REQUIRE(room.chars == 8000 - 701);
+  REQUIRE(room.tokens == 4000 - 160 - kWayOnTokens);
+  REQUIRE(room.chars == 8000 - 701 - kWayOnChars - 1);
   REQUIRE(room.bytes == 0);
-  REQUIRE(room.lines == 99);
+  REQUIRE(room.lines == 98);
 }
 
 TEST_CASE("text fit: the room never falls below the smallest piece worth showing") {
@@ -97,8 +100,9 @@ TEST_CASE("text fit: an answer within the budget is written once") {
 }
 
 TEST_CASE("text fit: a trailer larger than reserved is corrected as the JSON levels correct") {
-  // 160 tokens reserved, 700 taken: the first answer is over by about 540.
-  PieceAnswer answer(lines_of_text(2000), {.tokens = 2000}, 700);
+  // 300 tokens reserved (a trailer's 160, the way on's 140), 840 taken: the first answer is
+  // over by about 540.
+  PieceAnswer answer(lines_of_text(2000), {.tokens = 2000}, 840);
   const TextReserve first = TextReserve::for_trailers(answer.budget, 160, 700);
   const auto result = ctxguard::pipeline::fit_text(answer.budget, first, std::ref(answer));
   REQUIRE(result.fitted);
