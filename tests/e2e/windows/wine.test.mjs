@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { closeAllSessions, connectDirect, makeTempDir, removeDir, waitFor } from '../lib/harness.mjs';
+import { closeAllSessions, connectDirect, makeTempDir, removeDir, waitFor, watchWayOn } from '../lib/harness.mjs';
 import { reconstructJson, textOf } from '../lib/reconstruct.mjs';
 
 const { CTXGUARD_EXE, TEST_SERVER, WINE } = process.env;
@@ -32,6 +32,12 @@ const proxied = (serverPath, serverArgs = [], flags = []) =>
   wine([CTXGUARD_EXE, ...flags, '--', windowsPath(serverPath), ...serverArgs]);
 
 const call = (session, name, args = {}) => session.client.callTool({ name, arguments: args });
+// A session through ctxguard.exe: its answers' way on checked, the data handed over (harness.mjs).
+const connectThrough = async (...args) => {
+  const session = await connectDirect(proxied(...args));
+  watchWayOn(session.client);
+  return session;
+};
 const run = ([program, ...args]) => {
   const { command, args: all, env } = wine([program, ...args]);
   return execFileSync(command, all, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -53,7 +59,7 @@ describe('ctxguard.exe under Wine', { skip }, () => {
 
   it('relays small results exactly as the server gives them', async () => {
     const direct = await connectDirect(server());
-    const through = await connectDirect(proxied(TEST_SERVER));
+    const through = await connectThrough(TEST_SERVER);
     for (const [name, args] of [['echo', { text: 'héllo, wörld' }], ['slow', { ms: 50 }], ['big_json', { count: 3 }]]) {
       assert.deepEqual(await call(through, name, args), await call(direct, name, args), name);
     }
@@ -65,7 +71,7 @@ describe('ctxguard.exe under Wine', { skip }, () => {
 
   it('paginates a large answer, and every page comes back through ctxguard_fetch', async () => {
     const direct = await connectDirect(server());
-    const through = await connectDirect(proxied(TEST_SERVER));
+    const through = await connectThrough(TEST_SERVER);
     const expected = JSON.parse(textOf(await call(direct, 'big_json', { count: 400 })));
     const first = await call(through, 'big_json', { count: 400 });
     const meta = JSON.parse(textOf(first))._ctxguard;
@@ -78,14 +84,14 @@ describe('ctxguard.exe under Wine', { skip }, () => {
   });
 
   it('answers a call whose server crashed mid-answer with an error', async () => {
-    const through = await connectDirect(proxied(TEST_SERVER));
+    const through = await connectThrough(TEST_SERVER);
     await assert.rejects(call(through, 'crash'), /exited with status 3 before answering tools\/call/);
     await through.close();
   });
 
   it('ends the server and what it started when the client closes stdin', async () => {
     const beat = path.join(scratch, 'heartbeat.txt');
-    const through = await connectDirect(proxied(TEST_SERVER));
+    const through = await connectThrough(TEST_SERVER);
     const child = await call(through, 'spawn_child', { file: windowsPath(beat) });
     assert.ok(Number(textOf(child)) > 0, textOf(child));
     await waitFor(() => fs.existsSync(beat), 10000, 'the first heartbeat');
@@ -108,7 +114,7 @@ describe('ctxguard.exe under Wine', { skip }, () => {
     // in tests/proxy/windows_command_test.cpp.
     const percent = native ? ['100%', '%PATH%'] : [];
     const args = ['plain', 'two words', 'quote"inside', ...percent, 'a&b|c', 'trailing\\', 'é ü'];
-    const through = await connectDirect(proxied(script, args));
+    const through = await connectThrough(script, args);
     const argv = JSON.parse(textOf(await call(through, 'argv')));
     assert.deepEqual(argv.slice(1), args);
     await through.close();
