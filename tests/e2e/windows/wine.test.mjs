@@ -142,6 +142,7 @@ describe('ctxguard.exe under Wine', { skip }, () => {
 
     // The wrapped entry, started as Claude Desktop starts it, answers within the budget it set.
     const session = await connectDirect(wine([servers.test.command, ...servers.test.args]));
+    watchWayOn(session.client);
     const first = await call(session, 'big_json', { count: 400 });
     const meta = JSON.parse(textOf(first))._ctxguard;
     assert.ok(meta.hasMore && meta.estimatedTokens <= 1500, JSON.stringify(meta));
