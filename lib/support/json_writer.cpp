@@ -104,7 +104,6 @@ namespace {
 
 // The bytes write_json writes for `value`, counted until they pass `limit` (then limit + 1).
 std::size_t json_size_up_to(const json::value& value, std::size_t limit, std::string& scratch) {
-  const auto string_size = [](std::string_view text) { return json_string_size(text); };
   std::size_t size = 0;
   if (const json::array* array = value.if_array()) {
     size = 2 + (array->empty() ? 0 : array->size() - 1);
@@ -116,11 +115,11 @@ std::size_t json_size_up_to(const json::value& value, std::size_t limit, std::st
     size = 2 + (object->empty() ? 0 : object->size() * 2 - 1);  // the colons and commas
     for (const json::key_value_pair& member : *object) {
       if (size > limit) break;
-      size += string_size(member.key());
+      size += json_string_size(member.key());
       size += json_size_up_to(member.value(), limit - std::min(size, limit), scratch);
     }
   } else if (const json::string* string = value.if_string()) {
-    size = string_size(*string);
+    size = json_string_size(*string);
   } else {
     scratch.clear();
     write_json_scalar(scratch, value);

@@ -188,6 +188,14 @@ bool shows_as_table(const json::array& array, ItemWindow window, const ValueView
 
 namespace {
 
+// Notes that the projection of `projected` left `key` out of a record written.
+void note_left_out(ViewStats& stats, const void* projected, std::string_view key) {
+  std::vector<std::string>& left_out = stats.fields_left_out[projected];
+  if (std::find(left_out.begin(), left_out.end(), key) == left_out.end()) {
+    left_out.emplace_back(key);
+  }
+}
+
 void write_value(std::string& out, const json::value& value, const json::array* parent,
                  const ValueView& view, const CutMap& cuts, std::string& path, Nesting nesting,
                  const FieldList* inherited, ViewStats& stats) {
@@ -243,12 +251,7 @@ void write_value(std::string& out, const json::value& value, const json::array* 
       const FieldUse use =
           fields != nullptr ? field_use(*fields, member.key(), sub) : FieldUse::kWhole;
       if (use == FieldUse::kDrop) {
-        if (projected != nullptr) {
-          std::vector<std::string>& left_out = stats.fields_left_out[projected];
-          if (std::find(left_out.begin(), left_out.end(), member.key()) == left_out.end()) {
-            left_out.emplace_back(member.key());
-          }
-        }
+        if (projected != nullptr) note_left_out(stats, projected, member.key());
         continue;
       }
       if (!first) out += ',';
