@@ -24,6 +24,24 @@ bool looks_like_json_container(std::string_view text) {
   return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
 }
 
+// The value a paginated JSON answer shows, its `_ctxguard` moved out to `meta`: the page of a
+// top-level array ({"_ctxguard": ..., "items": [...]}, `wrapped` in its `_ctxguard`) shows its
+// items.
+json::value take_answer_meta(json::value answer, json::value& meta) {
+  json::object* object = answer.if_object();
+  if (object == nullptr) return answer;
+  const auto found = object->find("_ctxguard");
+  if (found == object->end()) return answer;
+  meta = std::move(found->value());
+  object->erase(found);
+  const json::object* fields = meta.if_object();
+  json::value* items = object->if_contains("items");
+  if (fields != nullptr && fields->contains("wrapped") && items != nullptr && object->size() == 1) {
+    return std::move(*items);
+  }
+  return answer;
+}
+
 }  // namespace
 
 const json::string* text_of(const json::value& item) {
@@ -139,7 +157,6 @@ ResultParts split_result(const json::object& result, const ResultTokens& tokens,
 std::optional<json::value> rewrite_structured(const json::value& original, const ResultParts& split,
                                               TextChange change, std::string_view new_text,
                                               const json::value* cut_meta) {
-  const json::value meta = cut_meta != nullptr ? *cut_meta : json::value(json::object{});
   if (split.relation != StructuredRelation::kWrapper) {
     switch (change) {
       case TextChange::kCompacted:
@@ -150,18 +167,32 @@ std::optional<json::value> rewrite_structured(const json::value& original, const
         return std::nullopt;
       }
       case TextChange::kCut:
-        return json::value(json::object{{"_ctxguard", meta}, {"text", new_text}});
+        return json::value(json::object{
+            {"_ctxguard", cut_meta != nullptr ? *cut_meta : json::value(json::object{})},
+            {"text", new_text}});
     }
   }
-  // A wrapper: the members repeating the part's text now repeat its new text, after the
-  // `_ctxguard` of a cut (first, as in every answer: docs/protocol.md 3.1).
+  // A wrapper: the members that repeated the part's text now hold what replaced it, after the
+  // answer's `_ctxguard` (first, as in every answer: docs/protocol.md 3.1).
+  json::value meta;
+  json::value replacement = json::string(new_text);
+  if (change == TextChange::kCut) {
+    meta = cut_meta != nullptr ? *cut_meta : json::value(json::object{});
+  } else if (split.parts[split.related_part].is_json) {
+    // Rewritten JSON goes in as a value, not as JSON text escaped in a string: Claude Code and
+    // Codex show the model structuredContent (docs/protocol.md 4).
+    if (auto parsed = parse_json(new_text)) {
+      replacement = change == TextChange::kPaginated ? take_answer_meta(std::move(*parsed), meta)
+                                                     : std::move(*parsed);
+    }
+  }
   json::object wrapper;
-  if (change == TextChange::kCut) wrapper["_ctxguard"] = meta;
+  if (!meta.is_null()) wrapper["_ctxguard"] = std::move(meta);
   const std::string_view old_text = split.parts[split.related_part].text;
   for (const json::key_value_pair& member : original.as_object()) {
     const json::string* text = member.value().if_string();
     if (text != nullptr && std::string_view(*text) == old_text) {
-      wrapper[member.key()] = new_text;
+      wrapper[member.key()] = replacement;
     } else {
       wrapper[member.key()] = member.value();
     }

@@ -89,8 +89,9 @@ enum class TextChange { kCompacted, kPaginated, kCut };
 
 // The structuredContent to send once part `split.related_part` reads `new_text` (for a cut, with
 // `cut_meta`, the `_ctxguard` object of its trailing item), or nullopt to keep `original`. A
-// mirror becomes the new JSON (or `{"text", "_ctxguard"}` for a cut); a wrapper repeats the new
-// text in the members that repeated the old one; an independent value was a part of its own.
+// mirror becomes the new JSON (or `{"_ctxguard", "text"}` for a cut); a wrapper's members that
+// repeated the old text hold the new one, as a value when it is JSON (a page of a top-level
+// array: its items), after the answer's `_ctxguard`; an independent value was a part of its own.
 std::optional<boost::json::value> rewrite_structured(const boost::json::value& original,
                                                      const ResultParts& split, TextChange change,
                                                      std::string_view new_text,

@@ -29,7 +29,7 @@ import {
   serverCommand,
   skipWithoutCtxguard,
 } from './lib/harness.mjs';
-import { getAt, reconstructJson, reconstructText, splitTextPiece, textOf } from './lib/reconstruct.mjs';
+import { getAt, reconstructJson, reconstructText, splitTextPiece, textOf, wrappedAnswer } from './lib/reconstruct.mjs';
 
 const SKIP = skipWithoutCtxguard();
 const T = { timeout: 60_000 };
@@ -373,7 +373,7 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     removeDir(tmp);
   });
 
-  test('directory_tree of 7,000 files: wrapped top-level array, nested cuts, structuredContent.content === text, rebuilt exactly', T, async (t) => {
+  test('directory_tree of 7,000 files: wrapped top-level array, nested cuts, structuredContent holds the page, rebuilt exactly', T, async (t) => {
     const args = { path: path.join(root, 'tree') };
     const directResult = await call(direct, 'directory_tree', args);
     const tree = JSON.parse(textOf(directResult));
@@ -384,8 +384,8 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     assert.equal(meta.path, '');
     assert.equal(meta.totalCount, 40);
     assert.deepEqual(Object.keys(json), ['_ctxguard', 'items'], '_ctxguard first (docs/protocol.md 3.1)');
-    assert.equal(r.structuredContent.content, textOf(r), 'the wrapper member repeats the rewritten text');
-    assert.deepEqual(Object.keys(r.structuredContent), ['content']);
+    assert.deepEqual(r.structuredContent, wrappedAnswer(json), 'the wrapper member holds the page as a value');
+    assert.deepEqual(Object.keys(r.structuredContent), ['_ctxguard', 'content']);
     for (const c of cuts) assert.equal(c.totalCount, getAt(tree, c.path).length, `totalCount at ${c.path}`);
     reportRealTokens(t, 'directory_tree first answer', r, meta.estimatedTokens);
 
@@ -418,7 +418,7 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     const tree = JSON.parse(textOf(await call(direct, 'directory_tree', args)));
     const r = await call(small, 'directory_tree', args);
     assertFirstAnswer(r, { budget: 1000, pageSize: 20 });
-    assert.equal(r.structuredContent.content, textOf(r));
+    assert.deepEqual(r.structuredContent, wrappedAnswer(JSON.parse(textOf(r))));
     const rec = await reconstructJson(small.client, r, {
       onPage: ({ meta }) => {
         assertCutShape(meta, { pageSize: 20 });
@@ -483,7 +483,7 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     const r = await call(proxied, 'read_text_file', args);
     const { meta } = assertFirstAnswer(r);
     assert.equal(meta.wrapped, true);
-    assert.equal(r.structuredContent.content, textOf(r));
+    assert.deepEqual(r.structuredContent, wrappedAnswer(JSON.parse(textOf(r))));
     const rec = await reconstructJson(proxied.client, r, { onPage: ({ meta: m }) => assertBudgetFields(m, BUDGET) });
     assert.deepEqual(rec.value, JSON.parse(textOf(d)));
   });
@@ -529,12 +529,12 @@ describe('server-filesystem: directory_tree, list_directory and JSON files over 
     assert.equal(kinds.at(-1)[1], 'paginated');
   });
 
-  test('a compacted (not paginated) answer keeps structuredContent.content equal to the rewritten text', {
+  test('a compacted (not paginated) answer holds its JSON as a value in structuredContent.content', {
     ...T,
   }, () => {
     assert.ok(compacted, 'the previous test found a compaction-only answer');
     assert.deepEqual(Object.keys(compacted.proxied.structuredContent), ['content']);
-    assert.equal(compacted.proxied.structuredContent.content, textOf(compacted.proxied));
+    assert.deepEqual(compacted.proxied.structuredContent.content, JSON.parse(textOf(compacted.direct)));
   });
 });
 

@@ -219,17 +219,70 @@ TEST_CASE("pipeline: structuredContent that mirrors the text is rewritten the sa
   REQUIRE(rebuild_json(fixture, rewritten->result, 1000) == value);
 }
 
-TEST_CASE("pipeline: structuredContent that wraps the text as a string repeats the new text") {
+TEST_CASE("pipeline: a wrapper of JSON text holds the rewritten JSON as a value") {
+  // server-filesystem answers {"content": <the text>}: Claude Code and Codex show the model that,
+  // so a page goes in readable, not escaped in a string, with the answer's _ctxguard first.
   Fixture fixture;
   const json::value value = numbered_items(200);
   const std::string text = pretty(value);
   json::object result = text_result(text);
+  result["structuredContent"] = json::object{{"content", text}, {"truncated", false}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  const json::value shown = parse(text_at(rewritten->result, 0));
+  const json::object& structured = rewritten->result.at("structuredContent").as_object();
+  REQUIRE(structured.size() == 3);
+  CHECK(structured.begin()->key() == "_ctxguard");
+  CHECK(structured.at("_ctxguard") == shown.at("_ctxguard"));
+  CHECK(structured.at("content") == shown.at("items"));  // a top-level array: its page
+  CHECK(structured.at("truncated") == json::value(false));
+  CHECK(tokens_of(rewritten->result) <= 1000);
+
+  SECTION("an object keeps its members, the _ctxguard lifted to the wrapper") {
+    const json::value document{{"rows", numbered_items(200)}, {"total", 200}};
+    const std::string object_text = pretty(document);
+    json::object object_result = text_result(object_text);
+    object_result["structuredContent"] = json::object{{"content", object_text}};
+    auto paged = fixture.process(object_result);
+    REQUIRE(paged.has_value());
+    json::object page = parse(text_at(paged->result, 0)).as_object();
+    const json::object& wrapper = paged->result.at("structuredContent").as_object();
+    CHECK(wrapper.begin()->key() == "_ctxguard");
+    CHECK(wrapper.at("_ctxguard") == page.at("_ctxguard"));
+    page.erase("_ctxguard");
+    CHECK(wrapper.at("content") == json::value(page));
+  }
+}
+
+TEST_CASE("pipeline: a wrapper of JSON text that is only compacted holds its value") {
+  const json::value value{{"items", numbered_items(25, 4)}, {"pi", 3.14159}};
+  const std::string text = pretty(value);
+  // Both copies over the budget pretty, within it minified.
+  const std::size_t minified = ctxguard::budget::estimate_json_tokens(value);
+  const std::size_t indented = ctxguard::budget::estimate_tokens(text);
+  REQUIRE(indented > minified + 20);
+  Fixture fixture(small_budget(minified + indented));
+  json::object result = text_result(text);
   result["structuredContent"] = json::object{{"content", text}};
   auto rewritten = fixture.process(result);
   REQUIRE(rewritten.has_value());
-  REQUIRE(rewritten->result.at("structuredContent").at("content").as_string() ==
-          text_at(rewritten->result, 0));
-  REQUIRE(tokens_of(rewritten->result) <= 1000);
+  REQUIRE(rewritten->record.stages == std::vector<std::string_view>{"compact"});
+  CHECK(parse(text_at(rewritten->result, 0)) == value);
+  CHECK(rewritten->result.at("structuredContent") == json::value{{"content", value}});
+}
+
+TEST_CASE("pipeline: a wrapper of plain text holds the new text and the _ctxguard") {
+  Fixture fixture;
+  std::string log;
+  for (int i = 0; i < 3000; ++i) log += "line " + std::to_string(i) + " of the log\n";
+  json::object result = text_result(log);
+  result["structuredContent"] = json::object{{"content", log}};
+  auto rewritten = fixture.process(result);
+  REQUIRE(rewritten.has_value());
+  const json::object& structured = rewritten->result.at("structuredContent").as_object();
+  CHECK(structured.begin()->key() == "_ctxguard");
+  CHECK(structured.at("content").as_string() == text_at(rewritten->result, 0));
+  CHECK(structured.at("_ctxguard") == parse(text_at(rewritten->result, 1)).at("_ctxguard"));
 }
 
 TEST_CASE("pipeline: other content and result members pass through") {

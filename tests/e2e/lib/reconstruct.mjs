@@ -72,6 +72,17 @@ export function splitMeta(json) {
   return { value, meta };
 }
 
+/**
+ * The structuredContent of server-filesystem's kind ({content: <the text>}) once ctxguard has
+ * rewritten that text into the JSON answer `json`: the answer's value in the member (a page of a
+ * top-level array: its items), readable rather than escaped in a string, after its `_ctxguard`
+ * (docs/protocol.md 4).
+ */
+export function wrappedAnswer(json, member = 'content') {
+  const { value, meta } = splitMeta(json);
+  return meta ? { [META_KEY]: meta, [member]: value } : { [member]: value };
+}
+
 /** Text of the content item `index` of a tools/call result (throws if it is not text). */
 export function textOf(result, index = 0) {
   const item = result?.content?.[index];
