@@ -1,7 +1,7 @@
 #include "wrap/config_edit.hpp"
 
 #include <algorithm>
-#include <sstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -9,6 +9,8 @@
 
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
+#include "wrap/jsonc_spans.hpp"
+#include "wrap/text_edit.hpp"
 
 namespace ctxguard::wrap {
 
@@ -69,6 +71,44 @@ bool keeps_args(const Launch& launch, Mode mode, bool original_had_args) {
   return !launch.args.empty() || mode == Mode::kWrap || original_had_args;
 }
 
+// For each of the plan's writes, whether it keeps `args`; `original_had_args(name)` asks the
+// backup.
+template <typename HadArgs>
+std::vector<bool> args_kept(const Plan& plan, const std::vector<Entry>& entries, Mode mode,
+                            const HadArgs& original_had_args) {
+  std::vector<bool> kept;
+  for (const auto& [index, launch] : plan.writes) {
+    kept.push_back(keeps_args(launch, mode, original_had_args(entries[index].name)));
+  }
+  return kept;
+}
+
+// `key_text` (a key and what follows it up to its value) naming `args` instead of `command`.
+std::string args_key_text(std::string_view key_text, std::string_view fallback) {
+  const std::size_t at = key_text.rfind("command");
+  if (at == std::string_view::npos) return std::string(fallback);
+  std::string out(key_text);
+  out.replace(at, std::string_view("command").size(), "args");
+  return out;
+}
+
+// Whether two texts differ in blanks only. An unwrapped file that means what its backup meant
+// and differs from it in blanks only (an empty array's line breaks), or has no comments at all
+// (an older ctxguard wrote it without them), gets the backup's text back.
+bool same_but_blanks(std::string_view a, std::string_view b) {
+  const auto next = [](std::string_view text, std::size_t at) {
+    while (at < text.size() && all_blank(text.substr(at, 1))) ++at;
+    return at;
+  };
+  std::size_t i = next(a, 0);
+  std::size_t j = next(b, 0);
+  while (i < a.size() && j < b.size() && a[i] == b[j]) {
+    i = next(a, i + 1);
+    j = next(b, j + 1);
+  }
+  return i == a.size() && j == b.size();
+}
+
 // ---- JSON ----------------------------------------------------------------------------------
 
 // "line L, column C" of byte `offset` in `text`.
@@ -106,15 +146,6 @@ bool plain_json(std::string_view text) {
   return !error;
 }
 
-// The indentation the file uses (the spaces before its first member), 2 when it has none.
-int indentation_of(std::string_view text) {
-  const std::size_t line = text.find('\n');
-  if (line == std::string_view::npos) return 2;
-  const std::size_t first = text.find_first_not_of(' ', line + 1);
-  const std::size_t spaces = first == std::string_view::npos ? 0 : first - line - 1;
-  return spaces >= 1 && spaces <= 8 ? static_cast<int>(spaces) : 2;
-}
-
 std::optional<Launch> json_launch(const json::object& server) {
   const json::value* command = server.if_contains("command");
   if (command == nullptr || !command->is_string()) return std::nullopt;
@@ -150,20 +181,14 @@ std::vector<Entry> json_entries(const json::object* servers) {
   return entries;
 }
 
-// Writes the plan's launches into `servers`; `original_servers`: the backup's (null: none).
-void write_json_launches(json::object& servers, const std::vector<Entry>& entries, const Plan& plan,
-                         Mode mode, const json::value* original_servers) {
-  const auto original_had_args = [&](std::string_view name) {
-    const json::object* held =
-        original_servers != nullptr ? original_servers->if_object() : nullptr;
-    const json::value* server = held != nullptr ? held->if_contains(name) : nullptr;
-    return server != nullptr && server->is_object() && server->get_object().contains("args");
-  };
-  for (const auto& [index, launch] : plan.writes) {
+// Writes the plan's launches into `servers`: what the file is to mean.
+void write_json_launches(json::object& servers, const Plan& plan, const std::vector<bool>& kept) {
+  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
+    const auto& [index, launch] = plan.writes[w];
     json::object& server =
         (servers.begin() + static_cast<std::ptrdiff_t>(index))->value().get_object();
     server["command"] = launch.command;
-    if (!keeps_args(launch, mode, original_had_args(entries[index].name))) {
+    if (!kept[w]) {
       erase_member(server, "args");
       continue;
     }
@@ -171,6 +196,48 @@ void write_json_launches(json::object& servers, const std::vector<Entry>& entrie
     for (const std::string& arg : launch.args) args.emplace_back(arg);
     server["args"] = std::move(args);
   }
+}
+
+// Where the launch of `server` (an object that has a `command`) sits in `text`.
+LaunchText json_launch_text(std::string_view text, const JsonSpans& server) {
+  const JsonSpans::Member& command = *server.member("command");
+  LaunchText at;
+  at.comment_mark = '/';
+  at.command = command.value.span;
+  // An `args` goes after the command: on a line of its own when the command has one.
+  const std::size_t line = line_start(text, command.key_span.begin);
+  const std::string_view indent = text.substr(line, command.key_span.begin - line);
+  // The key as the command's is written, and its colon with the blanks around it (not a comment).
+  const std::string_view colon =
+      text.substr(command.key_span.end, command.value.span.begin - command.key_span.end);
+  const bool plain_colon = colon.find_first_not_of(" \t:") == std::string_view::npos;
+  const std::string key = args_key_text(text.substr(command.key_span.begin,
+                                                    command.key_span.end - command.key_span.begin),
+                                        "\"args\"") +
+                          std::string(plain_colon ? colon : ": ");
+  at.args_insert_at = command.value.span.end;
+  at.args_prefix = all_blank(indent)
+                       ? "," + std::string(line_break_of(text)) + std::string(indent) + key
+                       : ", " + key;
+  const JsonSpans::Member* args = server.member("args");
+  if (args == nullptr) return at;
+  at.args = args->value.span;
+  for (const JsonSpans& element : args->value.elements) at.arg_tokens.push_back(element.span);
+  const auto self = static_cast<std::size_t>(args - server.members.data());
+  if (self > 0) {
+    at.args_removal = {server.members[self - 1].value.span.end, args->value.span.end};
+  } else {
+    at.args_removal = {args->key_span.begin, server.members.size() > 1
+                                                 ? server.members[1].key_span.begin
+                                                 : args->value.span.end};
+  }
+  return at;
+}
+
+std::string json_string(std::string_view value, std::string_view /*like*/) {
+  std::string out;
+  write_json_string(out, value);
+  return out;
 }
 
 std::variant<EditResult, std::string> edit_json(std::string_view text, const ConfigLayout& layout,
@@ -206,16 +273,46 @@ std::variant<EditResult, std::string> edit_json(std::string_view text, const Con
     auto parsed_backup = parse_json_file(*backup);
     if (auto* value = std::get_if<json::value>(&parsed_backup)) original = std::move(*value);
   }
-  write_json_launches(*servers, entries, plan, request.mode,
-                      original && original->is_object()
-                          ? original->get_object().if_contains(result.servers_key)
-                          : nullptr);
+  const json::object* original_servers = nullptr;
+  if (original && original->is_object()) {
+    const json::value* held = original->get_object().if_contains(result.servers_key);
+    original_servers = held != nullptr ? held->if_object() : nullptr;
+  }
+  const std::vector<bool> kept = args_kept(plan, entries, request.mode, [&](std::string_view name) {
+    const json::value* server =
+        original_servers != nullptr ? original_servers->if_contains(name) : nullptr;
+    return server != nullptr && server->is_object() && server->get_object().contains("args");
+  });
+
+  // The servers' launches edited where they stand in the text.
+  const std::optional<JsonSpans> spans = scan_json_spans(text);
+  const JsonSpans::Member* servers_spans = spans ? spans->member(result.servers_key) : nullptr;
+  if (servers_spans == nullptr) return std::string("the servers could not be located in the text");
+  std::vector<Replacement> edits;
+  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
+    const auto& [index, launch] = plan.writes[w];
+    const JsonSpans::Member* server = servers_spans->value.member(entries[index].name);
+    if (server == nullptr || server->value.member("command") == nullptr) {
+      return std::string("the servers could not be located in the text");
+    }
+    const LaunchText at = json_launch_text(text, server->value);
+    for (Replacement& edit : launch_edits(text, at, *entries[index].launch, launch, kept[w],
+                                          json_string, result.comments_lost)) {
+      edits.push_back(std::move(edit));
+    }
+  }
+  write_json_launches(*servers, plan, kept);
   result.changed = true;
-  if (request.mode == Mode::kUnwrap && original && *original == root_value) {
+  result.text = apply_replacements(text, std::move(edits));
+  // What the text now says must be what the edit means; a file it is not is never written.
+  const auto reread = parse_json_file(result.text);
+  const json::value* edited = std::get_if<json::value>(&reread);
+  if (edited == nullptr || *edited != root_value) {
+    return std::string("the servers could not be edited in place");
+  }
+  if (request.mode == Mode::kUnwrap && original && *original == root_value &&
+      (plain_json(result.text) || same_but_blanks(result.text, *backup))) {
     result.text = std::string(*backup);
-  } else {
-    result.text = to_pretty_json(root_value, indentation_of(text));
-    result.comments_lost = !plain_json(text);
   }
   return result;
 }
@@ -253,8 +350,15 @@ std::variant<toml::table, std::string> parse_toml_file(std::string_view text) {
   try {
     return toml::parse(text);
   } catch (const toml::parse_error& error) {
+    // toml++ quotes what it saw, control characters included: the reason stays one line.
+    std::string description;
+    for (const char c : error.description()) {
+      const auto byte = static_cast<unsigned char>(c);
+      description +=
+          byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+    }
     return fmt::format("not valid TOML at line {}, column {}: {}", error.source().begin.line,
-                       error.source().begin.column, error.description());
+                       error.source().begin.column, description);
   }
 }
 
@@ -275,16 +379,14 @@ std::vector<Entry> toml_entries(toml::table* servers, std::vector<toml::table*>&
   return entries;
 }
 
-// Writes the plan's launches into their tables; `original_servers`: the backup's (null: none).
-void write_toml_launches(const std::vector<toml::table*>& tables, const std::vector<Entry>& entries,
-                         const Plan& plan, Mode mode, const toml::table* original_servers) {
-  for (const auto& [index, launch] : plan.writes) {
+// Writes the plan's launches into their tables: what the file is to mean.
+void write_toml_launches(const std::vector<toml::table*>& tables, const Plan& plan,
+                         const std::vector<bool>& kept) {
+  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
+    const auto& [index, launch] = plan.writes[w];
     toml::table& server = *tables[index];
     server.insert_or_assign("command", launch.command);
-    const bool original_had_args =
-        original_servers != nullptr &&
-        (*original_servers)[entries[index].name]["args"].node() != nullptr;
-    if (!keeps_args(launch, mode, original_had_args)) {
+    if (!kept[w]) {
       server.erase("args");
       continue;
     }
@@ -292,6 +394,104 @@ void write_toml_launches(const std::vector<toml::table*>& tables, const std::vec
     for (const std::string& arg : launch.args) args.push_back(arg);
     server.insert_or_assign("args", std::move(args));
   }
+}
+
+TextSpan span_of(const LineIndex& lines, const toml::source_region& region) {
+  return {lines.offset(region.begin.line, region.begin.column),
+          lines.offset(region.end.line, region.end.column)};
+}
+
+// A table's entries in the text's order (toml++ keeps them sorted by key).
+struct TomlEntry {
+  std::string_view key;
+  TextSpan key_span;
+  TextSpan value_span;
+};
+
+std::vector<TomlEntry> entries_in_order(const toml::table& table, const LineIndex& lines) {
+  std::vector<TomlEntry> entries;
+  for (auto&& [key, node] : table) {
+    entries.push_back({key.str(), span_of(lines, key.source()), span_of(lines, node.source())});
+  }
+  std::sort(entries.begin(), entries.end(), [](const TomlEntry& a, const TomlEntry& b) {
+    return a.value_span.begin < b.value_span.begin;
+  });
+  return entries;
+}
+
+// Where the launch of `server` (a table with a string `command`) sits in `text`. In a table of
+// lines, `args` is a line of its own after the command's; in an inline table, an entry after it.
+LaunchText toml_launch_text(std::string_view text, const LineIndex& lines,
+                            const toml::table& server) {
+  const std::vector<TomlEntry> entries = entries_in_order(server, lines);
+  const auto find = [&](std::string_view key) {
+    return std::find_if(entries.begin(), entries.end(),
+                        [&](const TomlEntry& entry) { return entry.key == key; });
+  };
+  const TomlEntry& command = *find("command");
+  LaunchText at;
+  at.command = command.value_span;
+  const std::string_view line_break = line_break_of(text);
+  if (server.is_inline()) {
+    at.args_insert_at = command.value_span.end;
+    at.args_prefix =
+        ", " + args_key_text(text.substr(command.key_span.begin,
+                                         command.value_span.begin - command.key_span.begin),
+                             "args = ");
+  } else {
+    const std::size_t line = line_start(text, command.value_span.begin);
+    const std::string key =
+        args_key_text(text.substr(line, command.value_span.begin - line), "args = ");
+    const std::size_t end = line_end(text, command.value_span.end);
+    if (end < text.size()) {
+      at.args_insert_at = end + 1;
+      at.args_prefix = key;
+      at.args_suffix = line_break;
+    } else {
+      at.args_insert_at = text.size();
+      at.args_prefix = std::string(line_break) + key;
+    }
+  }
+  const auto args = find("args");
+  if (args == entries.end()) return at;
+  at.args = args->value_span;
+  for (const toml::node& element : *server.get("args")->as_array()) {
+    at.arg_tokens.push_back(span_of(lines, element.source()));
+  }
+  if (!server.is_inline()) {
+    // Its lines, unless a comment follows it on its last one.
+    const std::size_t first = line_start(text, args->value_span.begin);
+    const std::size_t last = line_end(text, args->value_span.end);
+    const bool whole = all_blank(text.substr(args->value_span.end, last - args->value_span.end));
+    at.args_removal = {first, whole ? std::min(last + 1, text.size()) : args->value_span.end};
+    if (whole && last == text.size() && first > 0) {
+      // The file's last line, without a line break of its own: the one before it goes.
+      at.args_removal.begin = first - line_break.size();
+    }
+  } else if (args != entries.begin()) {
+    at.args_removal = {std::prev(args)->value_span.end, args->value_span.end};
+  } else {
+    at.args_removal = {args->key_span.begin, std::next(args) != entries.end()
+                                                 ? std::next(args)->key_span.begin
+                                                 : args->value_span.end};
+  }
+  return at;
+}
+
+// A TOML string: a literal one ('...') when `like` is one and `value` can be, else a basic one.
+std::string toml_string(std::string_view value, std::string_view like) {
+  const bool literal = like.starts_with('\'') && !like.starts_with("'''") &&
+                       std::none_of(value.begin(), value.end(), [](char c) {
+                         const auto byte = static_cast<unsigned char>(c);
+                         return c == '\'' || (byte < 0x20 && c != '\t') || byte == 0x7f;
+                       });
+  if (literal) return "'" + std::string(value) + "'";
+  std::string out;
+  write_json_string(out, value);  // JSON's escapes are TOML's, but for DEL
+  for (std::size_t at = out.find('\x7f'); at != std::string::npos; at = out.find('\x7f', at)) {
+    out.replace(at, 1, "\\u007F");
+  }
+  return out;
 }
 
 std::variant<EditResult, std::string> edit_toml(std::string_view text, const ConfigLayout& layout,
@@ -322,16 +522,36 @@ std::variant<EditResult, std::string> edit_toml(std::string_view text, const Con
     auto parsed_backup = parse_toml_file(*backup);
     if (auto* table = std::get_if<toml::table>(&parsed_backup)) original = std::move(*table);
   }
-  write_toml_launches(tables, entries, plan, request.mode,
-                      original ? (*original)[layout.servers_key].as_table() : nullptr);
+  const toml::table* original_servers =
+      original ? (*original)[layout.servers_key].as_table() : nullptr;
+  const std::vector<bool> kept = args_kept(plan, entries, request.mode, [&](std::string_view name) {
+    return original_servers != nullptr && (*original_servers)[name]["args"].node() != nullptr;
+  });
+
+  // The servers' launches edited where they stand in the text (located before the tables
+  // change).
+  const LineIndex lines(text);
+  std::vector<Replacement> edits;
+  for (std::size_t w = 0; w < plan.writes.size(); ++w) {
+    const auto& [index, launch] = plan.writes[w];
+    const LaunchText at = toml_launch_text(text, lines, *tables[index]);
+    for (Replacement& edit : launch_edits(text, at, *entries[index].launch, launch, kept[w],
+                                          toml_string, result.comments_lost)) {
+      edits.push_back(std::move(edit));
+    }
+  }
+  write_toml_launches(tables, plan, kept);
   result.changed = true;
-  if (request.mode == Mode::kUnwrap && original && *original == root) {
+  result.text = apply_replacements(text, std::move(edits));
+  // What the text now says must be what the edit means; a file it is not is never written.
+  const auto reread = parse_toml_file(result.text);
+  const toml::table* edited = std::get_if<toml::table>(&reread);
+  if (edited == nullptr || *edited != root) {
+    return std::string("the servers could not be edited in place");
+  }
+  if (request.mode == Mode::kUnwrap && original && *original == root &&
+      (!has_comment_line(result.text) || same_but_blanks(result.text, *backup))) {
     result.text = std::string(*backup);
-  } else {
-    std::ostringstream out;
-    out << root << '\n';
-    result.text = out.str();
-    result.comments_lost = has_comment_line(text);
   }
   return result;
 }

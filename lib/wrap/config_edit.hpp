@@ -1,15 +1,15 @@
 #pragma once
 // Wrapping and unwrapping the servers of one client configuration file, in memory: the text in,
-// the new text and what happened to each server out. JSON through Boost.JSON (member order
-// kept, written back pretty-printed with the file's own indentation; comments and trailing
-// commas, which VS Code allows, are read but not kept), TOML through toml++ (tables and values
-// kept; comments are not, and keys come out in toml++'s order). The decisions per server are
-// server_launch.hpp's; nothing here touches the file system.
+// the new text and what happened to each server out. The values are read by Boost.JSON (comments
+// and trailing commas allowed, as VS Code writes them) and toml++; the text is edited in place
+// (text_edit.hpp): only the wrapped servers' `command` and `args` change, and everything else —
+// comments, key and table order, quoting, indentation — stays byte for byte. The decisions per
+// server are server_launch.hpp's; nothing here touches the file system.
 //
-// Unwrapping restores what was there: the file's text before ctxguard's first change (its
-// backup) is written back byte for byte when the unwrapped file means the same; otherwise each
-// server gets its command and arguments back, and an `args` that ends up empty is left out
-// unless the backup's server had one.
+// Unwrapping reverses a wrap's edits, so a file nobody else changed gets its exact text back.
+// An `args` that ends up empty is left out unless the backup's (the file before ctxguard's first
+// change) server had one; a file without comments that means what the backup meant gets the
+// backup's text (its comments, should an older ctxguard have dropped them).
 
 #include <optional>
 #include <string>
@@ -41,7 +41,7 @@ struct EditResult {
   std::string servers_key;
   std::vector<ServerOutcome> servers;
   bool changed = false;
-  bool comments_lost = false;  // the new text drops comments the file had (or may have had)
+  bool comments_lost = false;  // a comment inside a rewritten `args` array is not kept
 };
 
 // `text` edited as `request` says. `backup`: the file's text before ctxguard's first change,

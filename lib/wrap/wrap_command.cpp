@@ -291,8 +291,9 @@ int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& co
     return config::kExitUsage;
   }
   if (result.changed && result.comments_lost) {
-    out << fmt::format("note: the file's comments are not kept ({} keeps the original)\n",
-                       backup_path_of(file.path.string()));
+    out << fmt::format(
+        "note: comments inside a rewritten args array are not kept ({} keeps the original)\n",
+        backup_path_of(file.path.string()));
   }
   return 0;
 }

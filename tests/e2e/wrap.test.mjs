@@ -106,7 +106,13 @@ describe('ctxguard wrap and unwrap on a scratch HOME', { skip: SKIP, timeout: 12
   test('codex: the TOML file is wrapped, and its entry runs through ctxguard too', T, async () => {
     const run = ctxguard(home, ['wrap', '--client', 'codex']);
     assert.equal(run.status, 0, run.stderr);
-    const config = parseToml(fs.readFileSync(codexFile, 'utf8'));
+    const text = fs.readFileSync(codexFile, 'utf8');
+    // Edited in place: every line but the server's command and args is as it was, its comment
+    // too, and another TOML reader (smol-toml) reads what ctxguard wrote.
+    const others = (t) => t.split('\n').filter((line) => !/^(command|args) = /.test(line));
+    assert.deepEqual(others(text), others(codexText));
+    assert.match(text, /^# my Codex setup\n/);
+    const config = parseToml(text);
     const entry = config.mcp_servers.notes;
     assert.deepEqual(entry.args.slice(0, 1), ['--']);
     assert.equal(entry.startup_timeout_sec, 30);

@@ -159,13 +159,18 @@ TEST_CASE(
   const EditResult wrapped =
       edit(vscode, ConfigLayout{.format = ConfigFormat::kJson, .servers_key = {}}, wrap_request());
   CHECK(wrapped.servers_key == "servers");
-  const json::value after = json::parse(wrapped.text);
+  const json::value after =
+      json::parse(wrapped.text, {}, {.allow_comments = true, .allow_trailing_commas = true});
   CHECK(after.at("servers").at("fs").at("type") == "stdio");
   CHECK(after.at("servers").at("fs").at("args").as_array().back() == "${workspaceFolder}");
   CHECK(action_of(wrapped, "web") == Action::kRemote);
-  CHECK(wrapped.text.rfind("{\n    \"servers\"", 0) == 0);  // its 4-space indentation
-  CHECK(wrapped.comments_lost);
-  CHECK_FALSE(edit(kDesktopFile, kDesktop, wrap_request()).comments_lost);
+  // Edited in place: its comment, its trailing comma and its one-line server stay.
+  CHECK(wrapped.text.rfind("{\n    // MCP servers of this workspace\n    \"servers\"", 0) == 0);
+  CHECK(
+      wrapped.text.find(
+          R"("fs": {"type": "stdio", "command": "/usr/bin/ctxguard", "args": ["--", "npx", "-y", "server-filesystem", "${workspaceFolder}"],},)") !=
+      std::string::npos);
+  CHECK_FALSE(wrapped.comments_lost);
 
   const auto broken = edit_config("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n}",
                                   kDesktop, wrap_request(), std::nullopt);
@@ -225,7 +230,8 @@ TEST_CASE("config edit: Codex's TOML tables are wrapped, values and other tables
   CHECK(*after["profiles"].as_table() == *before["profiles"].as_table());
   CHECK(after["model"].value<std::string>() == "o4-mini");
   CHECK(action_of(wrapped, "docs") == Action::kRemote);
-  CHECK(wrapped.comments_lost);  // "# Codex configuration"
+  CHECK(wrapped.text.rfind("# Codex configuration\nmodel = \"o4-mini\"\n", 0) == 0);
+  CHECK_FALSE(wrapped.comments_lost);
   // Idempotent.
   CHECK_FALSE(edit(wrapped.text, kCodex, wrap_request()).changed);
 }
@@ -242,4 +248,349 @@ TEST_CASE("config edit: Codex unwrap: the original text from the backup, equal t
   CHECK(std::get<std::string>(broken).rfind("not valid TOML at line 2, column ", 0) == 0);
   const auto not_tables = edit_config("mcp_servers = 3\n", kCodex, wrap_request(), std::nullopt);
   CHECK(std::get<std::string>(not_tables) == "\"mcp_servers\" is not a table of servers");
+}
+
+// ---- In place: each client's own format, commented, kept byte for byte but for the servers'
+// launches (docs/configuration.md, "Wrapping a client's servers").
+
+namespace {
+
+// A client's file as its documentation writes it, a server to wrap, and the file once that
+// server is wrapped with `--token-budget 8000`: only its `command` and `args` differ.
+struct ClientFile {
+  const char* client;
+  ConfigLayout layout;
+  std::string text;
+  std::string server;
+  std::string wrapped;
+};
+
+std::vector<ClientFile> client_files() {
+  const ConfigLayout json_servers{.format = ConfigFormat::kJson, .servers_key = {}};
+  return {
+      {"claude-desktop", json_servers,
+       R"({
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@modelcontextprotocol/server-filesystem",
+        "/Users/username/Desktop",
+        "/Users/username/Downloads"
+      ]
+    },
+    "memory": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"]
+    }
+  }
+}
+)",
+       "filesystem",
+       R"({
+  "mcpServers": {
+    "filesystem": {
+      "command": "/usr/bin/ctxguard",
+      "args": [
+        "--token-budget",
+        "8000",
+        "--",
+        "npx",
+        "-y",
+        "@modelcontextprotocol/server-filesystem",
+        "/Users/username/Desktop",
+        "/Users/username/Downloads"
+      ]
+    },
+    "memory": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-memory"]
+    }
+  }
+}
+)"},
+      {"claude-code", json_servers,
+       R"({
+  "mcpServers": {
+    "shared-server": {
+      "type": "stdio",
+      "command": "/path/to/server",
+      "args": [],
+      "env": {}
+    },
+    "airtable": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "airtable-mcp-server"],
+      "env": {"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}
+    }
+  }
+})",
+       "shared-server",
+       R"({
+  "mcpServers": {
+    "shared-server": {
+      "type": "stdio",
+      "command": "/usr/bin/ctxguard",
+      "args": ["--token-budget", "8000", "--", "/path/to/server"],
+      "env": {}
+    },
+    "airtable": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "airtable-mcp-server"],
+      "env": {"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}
+    }
+  }
+})"},
+      {"cursor", json_servers,
+       R"({
+  "mcpServers": {
+    "server-name": {
+      "command": "python",
+      "args": ["mcp-server.py"],
+      "env": {
+        "API_KEY": "value"
+      }
+    },
+    "local": {"command": "C:\\Tools\\mcp\\server.exe"}
+  }
+}
+)",
+       "local",
+       R"({
+  "mcpServers": {
+    "server-name": {
+      "command": "python",
+      "args": ["mcp-server.py"],
+      "env": {
+        "API_KEY": "value"
+      }
+    },
+    "local": {"command": "/usr/bin/ctxguard", "args": ["--token-budget", "8000", "--", "C:\\Tools\\mcp\\server.exe"]}
+  }
+}
+)"},
+      {"vscode", json_servers,
+       "{\n"
+       "\t// Inputs are prompted on first server start, then stored securely by VS Code.\n"
+       "\t\"inputs\": [\n"
+       "\t\t{\"type\": \"promptString\", \"id\": \"key\", \"description\": \"API Key\", "
+       "\"password\": true}\n"
+       "\t],\n"
+       "\t\"servers\": {\n"
+       "\t\t/* the workspace's files */\n"
+       "\t\t\"fs\": {\n"
+       "\t\t\t\"type\": \"stdio\",\n"
+       "\t\t\t\"command\": \"npx\", // from npm\n"
+       "\t\t\t\"env\": {\"KEY\": \"${input:key}\"},\n"
+       "\t\t},\n"
+       "\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": "
+       "[\"mcp-server-fetch\"]}, // one line\n"
+       "\t}\n"
+       "}\n",
+       "fs",
+       "{\n"
+       "\t// Inputs are prompted on first server start, then stored securely by VS Code.\n"
+       "\t\"inputs\": [\n"
+       "\t\t{\"type\": \"promptString\", \"id\": \"key\", \"description\": \"API Key\", "
+       "\"password\": true}\n"
+       "\t],\n"
+       "\t\"servers\": {\n"
+       "\t\t/* the workspace's files */\n"
+       "\t\t\"fs\": {\n"
+       "\t\t\t\"type\": \"stdio\",\n"
+       "\t\t\t\"command\": \"/usr/bin/ctxguard\",\n"
+       "\t\t\t\"args\": [\"--token-budget\", \"8000\", \"--\", \"npx\"], // from npm\n"
+       "\t\t\t\"env\": {\"KEY\": \"${input:key}\"},\n"
+       "\t\t},\n"
+       "\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\", \"args\": "
+       "[\"mcp-server-fetch\"]}, // one line\n"
+       "\t}\n"
+       "}\n"},
+      {"codex", kCodex,
+       R"(# ~/.codex/config.toml
+model = "gpt-5-codex"
+
+# MCP servers
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+# Optional: environment variables
+env = { "MY_ENV_VAR" = "MY_ENV_VALUE" }
+
+[mcp_servers.figma]
+url = "https://mcp.figma.com/mcp"
+bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
+
+[mcp_servers.notes]
+command = 'C:\Tools\notes-mcp.exe'   # a literal string: no escapes
+startup_timeout_sec = 20
+
+[mcp_servers]
+fetch = { command = "uvx", args = ['mcp-server-fetch', "--ignore-robots-txt"] }
+)",
+       "notes",
+       R"(# ~/.codex/config.toml
+model = "gpt-5-codex"
+
+# MCP servers
+[mcp_servers.context7]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+# Optional: environment variables
+env = { "MY_ENV_VAR" = "MY_ENV_VALUE" }
+
+[mcp_servers.figma]
+url = "https://mcp.figma.com/mcp"
+bearer_token_env_var = "FIGMA_OAUTH_TOKEN"
+
+[mcp_servers.notes]
+command = '/usr/bin/ctxguard'   # a literal string: no escapes
+args = ['--token-budget', '8000', '--', 'C:\Tools\notes-mcp.exe']
+startup_timeout_sec = 20
+
+[mcp_servers]
+fetch = { command = "uvx", args = ['mcp-server-fetch', "--ignore-robots-txt"] }
+)"},
+  };
+}
+
+const std::vector<std::string> kBudget{"--token-budget", "8000"};
+
+}  // namespace
+
+TEST_CASE("config edit in place: one server wrapped changes only its launch, in the file's style") {
+  for (const ClientFile& file : client_files()) {
+    INFO(file.client);
+    const EditResult wrapped = edit(file.text, file.layout, wrap_request(kBudget, {file.server}));
+    CHECK(wrapped.text == file.wrapped);
+    CHECK_FALSE(wrapped.comments_lost);
+    // Unwrapped: the exact text again; without the backup too, but where an empty `args`
+    // (Claude Code's "shared-server") is left out, as nothing says it was there.
+    CHECK(edit(wrapped.text, file.layout, kUnwrap, file.text).text == file.text);
+    if (file.server != "shared-server") {
+      CHECK(edit(wrapped.text, file.layout, kUnwrap).text == file.text);
+    }
+  }
+}
+
+TEST_CASE("config edit in place: every server wrapped, rewrapped and unwrapped comes back exact") {
+  for (const ClientFile& file : client_files()) {
+    INFO(file.client);
+    const EditResult all = edit(file.text, file.layout, wrap_request(kBudget));
+    REQUIRE(all.changed);
+    const EditResult updated =
+        edit(all.text, file.layout, wrap_request(std::vector<std::string>{"--tool-list", "lazy"}));
+    CHECK(updated.changed);
+    CHECK(edit(updated.text, file.layout, wrap_request()).text == updated.text);
+    CHECK(edit(updated.text, file.layout, kUnwrap, file.text).text == file.text);
+  }
+}
+
+TEST_CASE("config edit in place: Codex's servers of each form take args where they stand") {
+  const ClientFile codex = client_files().back();
+  const EditResult wrapped = edit(codex.text, kCodex, wrap_request({}, {"fetch", "context7"}));
+  CHECK(wrapped.text.find("\n[mcp_servers.context7]\ncommand = \"/usr/bin/ctxguard\"\n"
+                          "args = [\"--\", \"npx\", \"-y\", \"@upstash/context7-mcp\"]\n"
+                          "# Optional: environment variables\n") != std::string::npos);
+  CHECK(wrapped.text.find("\nfetch = { command = \"/usr/bin/ctxguard\", args = [\"--\", \"uvx\", "
+                          "'mcp-server-fetch', \"--ignore-robots-txt\"] }\n") != std::string::npos);
+  CHECK(edit(wrapped.text, kCodex, kUnwrap).text == codex.text);
+
+  // An inline table without args, a dotted key, a file without a final line break.
+  const std::string forms =
+      "[mcp_servers]\none = { command = \"a\" }\ntwo.command = \"b\" # dotted\n"
+      "[mcp_servers.three]\ncommand = \"c\"";
+  const EditResult each = edit(forms, kCodex, wrap_request());
+  CHECK(each.text ==
+        "[mcp_servers]\none = { command = \"/usr/bin/ctxguard\", args = [\"--\", \"a\"] }\n"
+        "two.command = \"/usr/bin/ctxguard\" # dotted\ntwo.args = [\"--\", \"b\"]\n"
+        "[mcp_servers.three]\ncommand = \"/usr/bin/ctxguard\"\nargs = [\"--\", \"c\"]");
+  CHECK(edit(each.text, kCodex, kUnwrap).text == forms);
+}
+
+TEST_CASE("config edit in place: escapes, other scripts and CRLF line breaks are kept") {
+  const std::string text =
+      "{\r\n  \"mcpServers\": {\r\n    \"notes\": {\r\n      \"command\": \"C:\\\\Program "
+      "Files\\\\notes\\\\n\\u00f6tes.exe\",\r\n      \"env\": {\"LANG\": \"日本語\"}\r\n    }\r\n  "
+      "}\r\n}\r\n";
+  const EditResult wrapped = edit(text, kDesktop, wrap_request());
+  CHECK(
+      wrapped.text ==
+      "{\r\n  \"mcpServers\": {\r\n    \"notes\": {\r\n      \"command\": \"/usr/bin/ctxguard\","
+      "\r\n      \"args\": [\"--\", \"C:\\\\Program Files\\\\notes\\\\n\\u00f6tes.exe\"],\r\n      "
+      "\"env\": {\"LANG\": \"日本語\"}\r\n    }\r\n  }\r\n}\r\n");
+  CHECK(edit(wrapped.text, kDesktop, kUnwrap).text == text);
+}
+
+TEST_CASE("config edit in place: comments in args arrays stay, but in the part that goes") {
+  const std::string text = R"([mcp_servers.docs]
+command = "uvx"
+args = [
+  "mcp-server-fetch", # the fetch server
+  "--ignore-robots-txt",
+]
+# kept: outside the array
+)";
+  const EditResult wrapped = edit(text, kCodex, wrap_request(kBudget));
+  CHECK_FALSE(wrapped.comments_lost);
+  const std::string expected = R"([mcp_servers.docs]
+command = "/usr/bin/ctxguard"
+args = [
+  "--token-budget",
+  "8000",
+  "--",
+  "uvx",
+  "mcp-server-fetch", # the fetch server
+  "--ignore-robots-txt",
+]
+# kept: outside the array
+)";
+  CHECK(wrapped.text == expected);
+  // A comment the user put among ctxguard's options goes with them, and the note says so.
+  std::string commented = expected;
+  commented.replace(commented.find("\"8000\","), 7, "\"8000\", # my budget");
+  const EditResult unwrapped = edit(commented, kCodex, kUnwrap);
+  CHECK(unwrapped.comments_lost);
+  CHECK(unwrapped.text == text);
+}
+
+TEST_CASE("config edit in place: a file an older ctxguard rewrote gets its backup back") {
+  // Before editing in place, wrap wrote the JSON again without its comments.
+  const std::string backup = "{\n  // mine\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}\n";
+  const std::string rewritten =
+      "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"/usr/bin/ctxguard\",\n      "
+      "\"args\": [\n        \"--\",\n        \"x\"\n      ]\n    }\n  }\n}\n";
+  CHECK(edit(rewritten, kDesktop, kUnwrap, backup).text == backup);
+  // A comment written since: unwrapped in place, the comment kept.
+  const std::string commented = "// since\n" + rewritten;
+  const EditResult in_place = edit(commented, kDesktop, kUnwrap, backup);
+  CHECK(
+      in_place.text ==
+      "// since\n{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"x\"\n    }\n  }\n}\n");
+}
+
+TEST_CASE("config edit in place: an empty array's own layout comes back from the backup") {
+  // Found by config_edit_fuzz: nothing in `[\n\n]` tells how to write it empty again.
+  const std::string text = "# mine\n[mcp_servers.a]\ncommand = \"x\"\nargs = [\n\n]\n";
+  const EditResult wrapped = edit(text, kCodex, wrap_request());
+  CHECK(wrapped.text ==
+        "# mine\n[mcp_servers.a]\ncommand = \"/usr/bin/ctxguard\"\n"
+        "args = [\"--\", \"x\"]\n");
+  CHECK(edit(wrapped.text, kCodex, kUnwrap, text).text == text);
+  // Without the backup, an `args` that ends up empty is left out.
+  CHECK(edit(wrapped.text, kCodex, kUnwrap).text == "# mine\n[mcp_servers.a]\ncommand = \"x\"\n");
+}
+
+TEST_CASE("config edit: a TOML error quoting a line break is still one line") {
+  // Found by config_edit_fuzz: toml++ quotes what it saw ("saw 'i\n'").
+  const auto broken =
+      edit_config("[mcp_servers.a]\ncommand = i\n", kCodex, wrap_request(), std::nullopt);
+  REQUIRE(std::holds_alternative<std::string>(broken));
+  const std::string& reason = std::get<std::string>(broken);
+  CHECK(reason.rfind("not valid TOML at line 2, column ", 0) == 0);
+  CHECK(reason.find('\n') == std::string::npos);
+  CHECK(reason.find("\\x0a") != std::string::npos);
 }

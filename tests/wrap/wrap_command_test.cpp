@@ -121,7 +121,10 @@ TEST_CASE("wrap command: --dry-run prints the diff and writes nothing") {
                       home.context());
   CHECK(dry.status == 0);
   CHECK(dry.out.find("-    \"filesystem\": {\"command\": \"npx\"") != std::string::npos);
-  CHECK(dry.out.find("+      \"command\": \"/usr/local/bin/ctxguard\",") != std::string::npos);
+  CHECK(dry.out.find(
+            "+    \"filesystem\": {\"command\": \"/usr/local/bin/ctxguard\", \"args\": [\"--\", "
+            "\"npx\", \"-y\", \"@modelcontextprotocol/server-filesystem\", \"/tmp\"]},") !=
+        std::string::npos);
   CHECK(dry.out.find("dry run: nothing written") != std::string::npos);
   CHECK(read(home.desktop_file()) == kFile);
   CHECK_FALSE(fs::exists(backup_path_of(home.desktop_file().string())));
