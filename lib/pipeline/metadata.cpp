@@ -1,9 +1,7 @@
 #include "pipeline/metadata.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -136,19 +134,11 @@ std::string trailer_text(const json::object& fields) {
   return to_json(json::object{{"_ctxguard", in_reading_order(fields)}});
 }
 
-namespace {
-
-// What a model reads first of a `_ctxguard`, in this order; the cursors are those a hint names
-// as the way on, the first one present being the answer's.
-constexpr std::array<std::string_view, 4> kReadFirst{"hint", "nextCursor", "resultCursor",
-                                                     "nextItemsCursor"};
-
-}  // namespace
-
 json::object in_reading_order(const json::object& meta) {
   json::object ordered;
   ordered.reserve(meta.size());
-  for (const std::string_view key : kReadFirst) {
+  if (const json::value* hint = meta.if_contains("hint")) ordered["hint"] = *hint;
+  for (const std::string_view key : kWayOnCursors) {
     if (const json::value* value = meta.if_contains(key)) ordered[key] = *value;
   }
   for (const json::key_value_pair& member : meta) {
@@ -160,7 +150,7 @@ json::object in_reading_order(const json::object& meta) {
 std::string way_on_text(const json::object& meta) {
   const json::value* hint = meta.if_contains("hint");
   if (hint == nullptr || !hint->is_string()) return {};
-  for (const std::string_view key : std::span(kReadFirst).subspan(1)) {
+  for (const std::string_view key : kWayOnCursors) {
     const json::value* cursor = meta.if_contains(key);
     if (cursor == nullptr || !cursor->is_string()) continue;
     std::string text = "ctxguard: ";

@@ -2,6 +2,7 @@
 // The `_ctxguard` object: what a shortened answer says about itself (the wire contract is in
 // docs/protocol.md). Shared by first answers and ctxguard_fetch pages so both read the same.
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -88,6 +89,11 @@ std::string text_hint(std::size_t shown_end, std::size_t total_bytes, bool has_m
 // for an array as {"_ctxguard": meta, "items": body}: a client that cuts the answer's tail
 // still shows it (docs/protocol.md 3.1).
 std::string attach_metadata(const std::string& body, const boost::json::object& meta);
+
+// The cursors a hint names as the way on, in the order they are looked for: the first one an
+// answer's `_ctxguard` has is the one its way on names.
+inline constexpr std::array<std::string_view, 3> kWayOnCursors{"nextCursor", "resultCursor",
+                                                               "nextItemsCursor"};
 
 // `meta` with what a model needs to go on first: the hint, then the cursors, then the rest in
 // their order. A client that shows only the head of an answer shows these.

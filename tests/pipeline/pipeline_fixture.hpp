@@ -89,7 +89,7 @@ inline std::string first_cursor(const json::array& items) {
     if (!parsed || !parsed->is_object()) continue;
     const json::value* meta = parsed->as_object().if_contains("_ctxguard");
     if (meta == nullptr) continue;
-    for (const std::string_view key : {"nextCursor", "resultCursor", "nextItemsCursor"}) {
+    for (const std::string_view key : kWayOnCursors) {
       if (const json::value* cursor = meta->as_object().if_contains(key)) {
         return std::string(cursor->as_string());
       }

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "pipeline/metadata.hpp"
 #include "proxy/interceptor.hpp"
 #include "support/json_writer.hpp"
 
@@ -73,7 +74,7 @@ inline json::value answer_json(const json::value& result) {
   if (!first.starts_with("ctxguard: ")) return json::parse(first);
   const json::value answer = json::parse(content.at(1).at("text").as_string());
   const json::object& meta = answer.at("_ctxguard").as_object();
-  for (const std::string_view key : {"nextCursor", "resultCursor", "nextItemsCursor"}) {
+  for (const std::string_view key : pipeline::kWayOnCursors) {
     if (const json::value* cursor = meta.if_contains(key)) {
       REQUIRE(first.find(std::string(cursor->as_string())) != std::string_view::npos);
       break;
