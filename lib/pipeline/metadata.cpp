@@ -246,7 +246,7 @@ void add_summary_fields(json::object& meta, const ViewStats& stats,
       fetch_tool);
   if (!projections.empty()) hint += "; add \"fields\": [...] to choose the fields of records";
   hint += '.';
-  meta["hint"] = std::move(hint);
+  meta["hint"] = hint;
 }
 
 json::object cut_fields(const ArrayCut& cut, const std::string& next_cursor) {
