@@ -9,6 +9,7 @@
 
 #include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
+#include "support/text_scan.hpp"
 #include "wrap/jsonc_spans.hpp"
 #include "wrap/text_edit.hpp"
 
@@ -97,7 +98,7 @@ std::string args_key_text(std::string_view key_text, std::string_view fallback) 
 // (an older ctxguard wrote it without them), gets the backup's text back.
 bool same_but_blanks(std::string_view a, std::string_view b) {
   const auto next = [](std::string_view text, std::size_t at) {
-    while (at < text.size() && all_blank(text.substr(at, 1))) ++at;
+    while (at < text.size() && text::is_blank_byte(text[at])) ++at;
     return at;
   };
   std::size_t i = next(a, 0);
@@ -216,7 +217,7 @@ LaunchText json_launch_text(std::string_view text, const JsonSpans& server) {
                                         "\"args\"") +
                           std::string(plain_colon ? colon : ": ");
   at.args_insert_at = command.value.span.end;
-  at.args_prefix = all_blank(indent)
+  at.args_prefix = text::is_blank(indent)
                        ? "," + std::string(line_break_of(text)) + std::string(indent) + key
                        : ", " + key;
   const JsonSpans::Member* args = server.member("args");
@@ -462,7 +463,8 @@ LaunchText toml_launch_text(std::string_view text, const LineIndex& lines,
     // Its lines, unless a comment follows it on its last one.
     const std::size_t first = line_start(text, args->value_span.begin);
     const std::size_t last = line_end(text, args->value_span.end);
-    const bool whole = all_blank(text.substr(args->value_span.end, last - args->value_span.end));
+    const bool whole =
+        text::is_blank(text.substr(args->value_span.end, last - args->value_span.end));
     at.args_removal = {first, whole ? std::min(last + 1, text.size()) : args->value_span.end};
     if (whole && last == text.size() && first > 0) {
       // The file's last line, without a line break of its own: the one before it goes.

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "support/text_scan.hpp"
+
 namespace ctxguard::wrap {
 
 namespace {
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 std::string_view text_of(std::string_view text, TextSpan span) {
   return text.substr(span.begin, span.end - span.begin);
@@ -40,21 +40,21 @@ ArrayStyle style_of(std::string_view text, TextSpan array, const std::vector<Tex
   if (head.find('\n') != std::string_view::npos) {
     style.multiline = true;
     const std::string_view indent = head.substr(head.rfind('\n') + 1);
-    if (all_blank(indent)) style.element_indent = indent;
+    if (text::is_blank(indent)) style.element_indent = indent;
     const std::size_t last_break = tail.rfind('\n');
-    if (last_break != std::string_view::npos && all_blank(tail.substr(last_break + 1))) {
+    if (last_break != std::string_view::npos && text::is_blank(tail.substr(last_break + 1))) {
       style.closing_indent = tail.substr(last_break + 1);
     }
     return style;
   }
-  if (all_blank(head)) style.open_pad = head;
-  if (all_blank(tail)) style.close_pad = tail;
+  if (text::is_blank(head)) style.open_pad = head;
+  if (text::is_blank(tail)) style.close_pad = tail;
   if (elements.size() > 1) {
     const std::string_view between = text_of(text, {elements[0].end, elements[1].begin});
-    const bool one_comma =
-        std::count(between.begin(), between.end(), ',') == 1 &&
-        between.find('\n') == std::string_view::npos &&
-        std::all_of(between.begin(), between.end(), [](char c) { return c == ',' || is_blank(c); });
+    const bool one_comma = std::count(between.begin(), between.end(), ',') == 1 &&
+                           between.find('\n') == std::string_view::npos &&
+                           std::all_of(between.begin(), between.end(),
+                                       [](char c) { return c == ',' || text::is_blank_byte(c); });
     if (one_comma) style.separator = between;
   }
   return style;
@@ -108,8 +108,6 @@ bool comment_in(std::string_view text, TextSpan span, const std::vector<TextSpan
 
 }  // namespace
 
-bool all_blank(std::string_view text) { return std::all_of(text.begin(), text.end(), is_blank); }
-
 std::string apply_replacements(std::string_view text, std::vector<Replacement> replacements) {
   std::sort(replacements.begin(), replacements.end(), [](const auto& a, const auto& b) {
     return a.span.begin != b.span.begin ? a.span.begin < b.span.begin : a.span.end < b.span.end;
@@ -136,12 +134,8 @@ LineIndex::LineIndex(std::string_view text) : text_(text) {
 
 std::size_t LineIndex::offset(std::size_t line, std::size_t column) const {
   if (line == 0 || line > line_starts_.size()) return text_.size();
-  std::size_t at = line_starts_[line - 1];
-  for (std::size_t k = 1; k < column && at < text_.size(); ++k) {
-    ++at;
-    while (at < text_.size() && (static_cast<unsigned char>(text_[at]) & 0xC0U) == 0x80U) ++at;
-  }
-  return at;
+  const std::size_t start = line_starts_[line - 1];
+  return start + text::prefix_bytes(text_.substr(start), column - 1);
 }
 
 std::size_t line_start(std::string_view text, std::size_t offset) {

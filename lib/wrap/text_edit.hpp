@@ -28,9 +28,6 @@ struct Replacement {
   std::string text;
 };
 
-// Whether `text` holds only spaces, tabs and line breaks (or nothing).
-bool all_blank(std::string_view text);
-
 // `text` with `replacements` made; they must not overlap.
 std::string apply_replacements(std::string_view text, std::vector<Replacement> replacements);
 
