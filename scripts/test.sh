@@ -9,7 +9,10 @@
 # libFuzzer target run for a bounded time (scripts/test-sanitized.sh). Exits non-zero on any
 # failure or sanitizer report.
 #
-#   scripts/test.sh [extra ctest arguments, e.g. -L unit or -R relay]
+#   scripts/test.sh [extra ctest arguments, e.g. -R relay]
+#
+# It runs every step whatever the arguments; the quick loop while you work (sources, build, unit
+# and integration tests) is scripts/test-quick.sh.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_BUILD_DIR:-$repo/build}"
