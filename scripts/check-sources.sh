@@ -54,5 +54,15 @@ while IFS= read -r clash; do
   problems=1
 done < <(git ls-files 'lib/*.cpp' 'lib/*.hpp' 'tests/*.cpp' 'tests/*.hpp' | perl scripts/unity-clashes.pl)
 
+# scripts/fuzz.sh runs every fuzz target tests/fuzz/CMakeLists.txt declares.
+declared="$(sed -nE 's/^ctxguard_fuzz_target\(([a-z_]+).*/\1/p' tests/fuzz/CMakeLists.txt | sort)"
+listed="$(sed -n '/^all_targets=(/,/)/p' scripts/fuzz.sh | tr -d '()' | sed 's/all_targets=//' |
+  tr ' ' '\n' | grep -v '^$' | sort)"
+if [[ "$declared" != "$listed" ]]; then
+  echo "check-sources: scripts/fuzz.sh's all_targets differ from tests/fuzz/CMakeLists.txt's:" \
+    "$(comm -3 <(echo "$declared") <(echo "$listed") | tr -d '\t' | tr '\n' ' ')" >&2
+  problems=1
+fi
+
 if ((problems)); then exit 1; fi
-echo "check-sources: ${#sources[@]} files formatted; every module includes only the ones below it; no helper defined twice"
+echo "check-sources: ${#sources[@]} files formatted; every module includes only the ones below it; no helper defined twice; fuzz.sh lists every fuzz target"

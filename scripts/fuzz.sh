@@ -9,7 +9,7 @@
 #   --merge      afterwards, minimize what the run found into tests/fuzz/corpus/<target>/ (only
 #                inputs that add coverage over the seeds are added; review and commit them)
 #   target       line_framer_fuzz, session_router_fuzz, pipeline_fuzz, cursor_fuzz, chunker_fuzz,
-#                config_fuzz (all by default)
+#                config_fuzz, tool_list_fuzz, config_edit_fuzz (all by default)
 #
 # Builds build-sanitize/ first (scripts/build-sanitized.sh). Each target's corpus grows in
 # build-sanitize/fuzz/<target>/corpus across runs (seeded from the committed corpus, which is
@@ -17,7 +17,9 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_SANITIZE_BUILD_DIR:-$repo/build-sanitize}"
-all_targets=(line_framer_fuzz session_router_fuzz pipeline_fuzz cursor_fuzz chunker_fuzz config_fuzz)
+# Every target of tests/fuzz/CMakeLists.txt (check-sources.sh checks the two lists agree).
+all_targets=(line_framer_fuzz session_router_fuzz pipeline_fuzz cursor_fuzz chunker_fuzz config_fuzz
+  tool_list_fuzz config_edit_fuzz)
 
 seconds=600
 merge=0
