@@ -12,6 +12,7 @@
 
 #include "budget/token_estimator.hpp"
 #include "cursor/mac.hpp"
+#include "documented.hpp"
 #include "support/letter_hex.hpp"
 
 using ctxguard::Error;
@@ -601,4 +602,21 @@ TEST_CASE("cursor: mutated authenticated payloads either fail or re-encode to th
     }
   }
   CHECK(accepted > 100);
+}
+
+TEST_CASE("cursor codec: every kind is in docs/protocol.md 6's table") {
+  const std::string table =
+      ctxguard::testing::section_of(ctxguard::testing::documented("protocol.md"), "## 6. Cursors");
+  const std::size_t row = table.find("| `kind` |");
+  REQUIRE(row != std::string::npos);
+  const std::string kinds = table.substr(row, table.find('\n', row) - row);
+  for (const CursorKind kind :
+       {CursorKind::kArrayPage, CursorKind::kTextRange, CursorKind::kTextChunk,
+        CursorKind::kTextLines, CursorKind::kValue, CursorKind::kAggregate}) {
+    const std::string named = std::to_string(static_cast<int>(kind)) + " = ";
+    INFO(named);
+    CHECK(kinds.find(named) != std::string::npos);
+  }
+  CHECK(kinds.find(std::to_string(static_cast<int>(CursorKind::kAggregate) + 1) + " = ") ==
+        std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "../config/profile_from.hpp"
+#include "documented.hpp"
 #include "mcp/tool_list.hpp"
 
 namespace json = boost::json;
@@ -258,4 +259,15 @@ TEST_CASE("tool list compact: Claude Desktop, which shows no instructions, keeps
   json::object code = listing();
   editor.edit(code, *profile, "claude-code");
   CHECK(code.at("tools").at(0).at("description") == "Does a.");
+}
+
+TEST_CASE("tool list: ctxguard_fetch is listed as docs/protocol.md 5 shows it") {
+  const std::string section = ctxguard::testing::section_of(
+      ctxguard::testing::documented("protocol.md"), "## 5. `ctxguard_fetch`");
+  const std::size_t start = section.find("```json\n");
+  REQUIRE(start != std::string_view::npos);
+  const std::size_t body = start + std::string_view("```json\n").size();
+  const std::string shown = section.substr(body, section.find("```", body) - body);
+  CHECK(json::parse(shown) ==
+        json::value(ctxguard::mcp::fetch_tool_definition("ctxguard_fetch", 200)));
 }

@@ -9,6 +9,7 @@
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
+#include "documented.hpp"
 #include "pipeline/fetch/fetch_request.hpp"
 
 namespace json = boost::json;
@@ -158,4 +159,43 @@ TEST_CASE("fetch request: every refusal has a message of its own and a telemetry
   CHECK(messages.size() == static_cast<std::size_t>(last) + 1);
   CHECK(ctxguard::pipeline::fetch_refusal_reason(FetchError::kMismatch) == "mismatch");
   CHECK(ctxguard::pipeline::fetch_refusal_reason(FetchError::kPathNotPointer) == "argument");
+}
+
+TEST_CASE("fetch request: every refusal reads as docs/protocol.md 6 writes it") {
+  using ctxguard::pipeline::fetch_refusal_message;
+  const std::string errors =
+      ctxguard::testing::section_of(ctxguard::testing::documented("protocol.md"), "## 6. Cursors");
+  // Every FetchError but the two whose message is the problem found (kQueryInvalid,
+  // kAggregateInvalid), with the values the table's examples name.
+  const std::vector<FetchRefusal> refusals{
+      {.error = FetchError::kCursorMissing},
+      {.error = FetchError::kCursorMalformed},
+      {.error = FetchError::kCursorForged},
+      {.error = FetchError::kCursorExpired, .number = 600},
+      {.error = FetchError::kNotWholeNumber, .detail = "limit"},
+      {.error = FetchError::kBelowOne, .detail = "limit", .number = 0},
+      {.error = FetchError::kLimitOverMax, .number = 200},
+      {.error = FetchError::kFieldsNotList},
+      {.error = FetchError::kPathNotPointer},
+      {.error = FetchError::kQueryNotString},
+      {.error = FetchError::kQueryEmpty},
+      {.error = FetchError::kEvicted},
+      {.error = FetchError::kMismatch},
+      {.error = FetchError::kSearchOff, .detail = "search_bookings"},
+      {.error = FetchError::kLinesOnJson},
+      {.error = FetchError::kEndBeforeStart},
+      {.error = FetchError::kPathOnText},
+      {.error = FetchError::kNoValueAtPath, .detail = "/nope"},
+      {.error = FetchError::kQueryOnPiece},
+      {.error = FetchError::kQueryOnString, .detail = "/description"},
+      {.error = FetchError::kQueryOnScalar},
+      {.error = FetchError::kAggregateNotArray},
+  };
+  static_assert(static_cast<int>(FetchError::kAggregateNotArray) + 1 == 24,
+                "a new FetchError goes in the list above and in docs/protocol.md 6");
+  for (const FetchRefusal& refusal : refusals) {
+    const std::string message = fetch_refusal_message(refusal);
+    INFO(message);
+    CHECK(errors.find(message) != std::string::npos);
+  }
 }
