@@ -152,6 +152,14 @@ std::string_view line_break_of(std::string_view text) {
   return first != std::string_view::npos && first > 0 && text[first - 1] == '\r' ? "\r\n" : "\n";
 }
 
+std::string args_key_text(std::string_view key_text, std::string_view fallback) {
+  const std::size_t at = key_text.rfind("command");
+  if (at == std::string_view::npos) return std::string(fallback);
+  std::string out(key_text);
+  out.replace(at, std::string_view("command").size(), "args");
+  return out;
+}
+
 std::vector<Replacement> launch_edits(std::string_view text, const LaunchText& at,
                                       const Launch& current, const Launch& next, bool keep_args,
                                       const StringWriter& write_string, bool& comments_lost) {

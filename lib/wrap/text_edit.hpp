@@ -63,6 +63,10 @@ struct LaunchText {
   char comment_mark = '#';  // what starts a comment outside strings: '#', or '/' in JSON
 };
 
+// `key_text` (a key and what follows it up to its value, as the file writes the command's) naming
+// `args` instead of `command`; `fallback` when it does not name `command` as written.
+std::string args_key_text(std::string_view key_text, std::string_view fallback);
+
 // How the format writes a string that is not already in the file: JSON's quotes, or TOML's in the
 // kind (basic or literal) of the string `like`.
 using StringWriter = std::function<std::string(std::string_view value, std::string_view like)>;
