@@ -24,24 +24,6 @@ namespace {
 using telemetry::CallEvent;
 using telemetry::CallKind;
 
-// The tool whose settings apply to a fetch record ("ctxguard_fetch:<tool>").
-std::string_view fetched_tool(std::string_view record_tool) {
-  const std::size_t colon = record_tool.find(':');
-  return colon == std::string_view::npos ? std::string_view() : record_tool.substr(colon + 1);
-}
-
-void take_record(CallEvent& event, pipeline::CallRecord&& record) {
-  event.original_tokens = record.original_tokens;
-  event.final_tokens = record.final_tokens;
-  event.items_total = record.items_total;
-  event.items_shown = record.items_shown;
-  event.stages.assign(record.stages.begin(), record.stages.end());
-  event.error = std::string(record.error);
-  if (record.limit) event.limit = std::string(budget::to_string(*record.limit));
-  if (record.fill) event.fill_pct = 100.0 * *record.fill;
-  event.outcome = telemetry::outcome_of(event.kind, event.stages);
-}
-
 // One line per message at debug: direction, kind, method, id, size and the answer's latency.
 void log_message(Direction direction, const Route& route, const json::value& id,
                  std::size_t bytes) {
@@ -66,7 +48,7 @@ Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& 
     : profile_(std::move(profile)),
       cache_(profile_->global().cache_bytes, codec.ttl()),
       pipeline_(codec, cache_),
-      fetch_(codec, cache_) {}
+      own_tools_(codec, cache_, tool_list_, protocol_, records_) {}
 
 void Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
   if (profile->global().cache_bytes != cache_.max_bytes()) {
@@ -126,7 +108,8 @@ Verdict Interceptor::on_oversized(Direction direction, std::string_view head, st
 
 Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::time_point now,
                              WallClock::time_point wall_now) {
-  Verdict verdict = relay_line(direction, line, now, wall_now);
+  LineContext context(now, wall_now);
+  Verdict verdict = relay_line(direction, line, context);
   if (direction != Direction::kServerToClient ||
       discovery_.phase() != mcp::ToolDiscovery::Phase::kListing ||
       discovery_.held_kind() != mcp::ToolDiscovery::Held::kServerResult ||
@@ -144,9 +127,7 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
   return {Verdict::Action::kDrop, {}};
 }
 
-Verdict Interceptor::relay_line(Direction direction, std::string_view line, Clock::time_point now,
-                                WallClock::time_point wall_now) {
-  const auto started = Clock::now();
+Verdict Interceptor::relay_line(Direction direction, std::string_view line, LineContext& context) {
   auto parsed = jsonrpc::parse_message(line);
   if (!parsed) {
     if (direction == Direction::kServerToClient) {
@@ -164,14 +145,14 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
   }
   bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kServerToClient) {
-    if (auto verdict = on_discovery_answer(message, now)) return std::move(*verdict);
+    if (auto verdict = on_discovery_answer(message, context.now)) return std::move(*verdict);
   } else {
-    OwnCall own = take_client_message(message, now, wall_now, started);
+    OwnCall own = take_client_message(message, context);
     if (own.reply) return std::move(*own.reply);
     redirected = own.redirected;
   }
 
-  const auto routes = router_.observe(direction, message, now, profile_);
+  const auto routes = router_.observe(direction, message, context.now, profile_);
   bool changed = redirected;
   for (std::size_t i = 0; i < routes.size(); ++i) {
     const Route& route = routes[i];
@@ -188,7 +169,7 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
     if (direction != Direction::kServerToClient || route.kind != jsonrpc::Kind::kResponse) continue;
     // The profile the request came under; a response to no known request gets the current one.
     const config::Profile& profile = route.context ? *route.context : *profile_;
-    const Answer answer{route,        message.envelopes[i].id, profile, now, wall_now, line.size(),
+    const Answer answer{route,        message.envelopes[i].id, profile, context, line.size(),
                         message.batch};
     try {
       changed = rewrite_response(element, answer) || changed;
@@ -196,56 +177,36 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Cloc
       // A bug or an allocation failure must cost the rewrite, never the answer.
       spdlog::error("rewriting the {} answer failed ({}); forwarding it unchanged", route.method,
                     error.what());
-      events_.clear();
       return {};
     }
   }
-  if (discovery_start_) return start_discovery(message);
+  if (context.discovery_start) return start_discovery(message, *context.discovery_start);
   if (!changed) {
-    emit_events(line.size(), started);
+    emit_events(context, line.size());
     return {};
   }
   Verdict verdict{Verdict::Action::kSend, {}};
   write_json(verdict.text, message.document);
-  emit_events(verdict.text.size(), started);
+  emit_events(context, verdict.text.size());
   return verdict;
 }
 
-CallEvent Interceptor::new_event(CallKind kind, std::string_view tool, const json::value& id,
-                                 WallClock::time_point wall_now) const {
-  CallEvent event;
-  event.time = wall_now;
-  event.id = id;
-  event.kind = kind;
-  event.tool = std::string(tool);
-  // The client is the one stdio peer: the latest name it gave is the one that asked.
-  event.client = std::string(protocol_.client_name());
-  return event;
-}
-
 CallEvent& Interceptor::add_event(CallKind kind, std::string_view tool, const Answer& answer) {
-  CallEvent& event = events_.emplace_back(new_event(kind, tool, answer.id, answer.wall_now));
+  CallEvent& event =
+      answer.line.events.emplace_back(records_.make(kind, tool, answer.id, answer.line.wall_now));
   event.original_bytes = answer.line_bytes;
   event.server_latency = answer.route.elapsed;
   return event;
 }
 
-void Interceptor::emit_events(std::size_t sent_bytes, Clock::time_point started) {
-  const auto latency = Clock::now() - started;
-  for (CallEvent& event : events_) {
+void Interceptor::emit_events(LineContext& line, std::size_t sent_bytes) {
+  const auto latency = line.elapsed();
+  for (CallEvent& event : line.events) {
     if (!event.observed) event.final_bytes = sent_bytes;  // observe: what would have been sent
     event.proxy_latency = latency;
-    emit(std::move(event));
+    records_.emit(std::move(event));
   }
-  events_.clear();
-}
-
-void Interceptor::emit(CallEvent&& event) {
-  if (call_sink_) {
-    call_sink_(std::move(event));
-  } else {
-    telemetry::log_call_event(event);
-  }
+  line.events.clear();
 }
 
 mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
@@ -276,24 +237,6 @@ void Interceptor::observe_server(const json::value& element, const Route& route)
   }
 }
 
-Verdict Interceptor::fetch_failed(const json::value& id, mcp::Era era,
-                                  WallClock::time_point wall_now, Clock::time_point started) {
-  json::object result = pipeline::text_tool_result(
-      "ctxguard failed to read its cache for this cursor. Call the original tool again.",
-      pipeline::ToolResult::kError);
-  protocol_.stamp_own_result(result, era);
-  const json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-  Verdict verdict{Verdict::Action::kReply, to_json(response)};
-  CallEvent event = new_event(CallKind::kFetch, fetch_.name(), id, wall_now);
-  event.stages = {"fetch-error"};
-  event.outcome = telemetry::Outcome::kFetchFailed;
-  event.error = "internal";
-  event.final_bytes = verdict.text.size();
-  event.proxy_latency = Clock::now() - started;
-  emit(std::move(event));
-  return verdict;
-}
-
 Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view why) {
   // stdout carries nothing but JSON-RPC: a banner, a stray print or the half line a crash left
   // would break the client's framing or be taken for a message.
@@ -307,31 +250,6 @@ Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view w
         json::serialize(json::string_view(line.substr(0, std::min(line.size(), kShown)))));
   }
   return {Verdict::Action::kDrop, {}};
-}
-
-std::optional<Verdict> Interceptor::answer_fetch(jsonrpc::Message& message, mcp::Era era,
-                                                 Clock::time_point now,
-                                                 WallClock::time_point wall_now,
-                                                 Clock::time_point started) {
-  const auto call = tool_call_of(message);
-  if (!call || call->name != fetch_.name()) return std::nullopt;
-  const config::Profile& profile = *profile_;
-  const std::string_view client = protocol_.client_name();
-  pipeline::FetchAnswer answer = fetch_.answer(
-      call->arguments,
-      [&profile, client](std::string_view tool) -> const config::BudgetSettings& {
-        return profile.for_call(client, tool);
-      },
-      now, wall_now);
-  Verdict verdict = own_reply(call->id, std::move(answer.result), era, fetch_.name(), wall_now);
-  CallEvent event = new_event(CallKind::kFetch, answer.record.tool, call->id, wall_now);
-  const std::string_view tool = fetched_tool(event.tool);
-  event.budget = profile.configured_for_call(client, tool).token_budget;
-  take_record(event, std::move(answer.record));
-  event.final_bytes = verdict.text.size();
-  event.proxy_latency = Clock::now() - started;
-  emit(std::move(event));
-  return verdict;
 }
 
 bool Interceptor::rewrite_response(json::value& response, const Answer& answer) {
@@ -358,18 +276,18 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     // fields in the result itself, resultType "task").
     if (const json::value* task = result->if_contains("task");
         task != nullptr && task->is_object()) {
-      remember_task(string_member(task->as_object(), "taskId").value_or(""), route.subject);
+      task_tools_.remember(string_member(task->as_object(), "taskId").value_or(""), route.subject);
       return false;
     }
     if (result_type == mcp::kResultTask) {
-      remember_task(string_member(*result, "taskId").value_or(""), route.subject);
+      task_tools_.remember(string_member(*result, "taskId").value_or(""), route.subject);
       return false;
     }
     return rewrite_tool_result(response.as_object().at("result"), route.subject, answer,
                                add_event(CallKind::kCall, route.subject, answer));
   }
   if (route.method == session::kTasksResult) {
-    const std::string tool = task_tool(route.subject);
+    const std::string tool = task_tools_.tool_of(route.subject);
     // Kept: a client may ask for the same result again (a retry after a lost answer).
     return rewrite_tool_result(response.as_object().at("result"), tool, answer,
                                add_event(CallKind::kTask, tool, answer));
@@ -383,7 +301,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     // Resources are no tool's: the global settings apply.
     if (profile.global().observe) return false;
     const pipeline::CallContext context{
-        .tool = name, .rewrite = true, .now = answer.now, .wall_now = answer.wall_now};
+        .tool = name, .rewrite = true, .now = answer.line.now, .wall_now = answer.line.wall_now};
     auto rewritten = pipeline_.process_resource(*result, profile.for_resources(), context);
     if (!rewritten) return false;  // only chunked resources are recorded
     response.as_object()["result"] = std::move(rewritten->result);
@@ -397,6 +315,18 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return rewrite_discovery_result(*result, answer);
   }
   return false;
+}
+
+bool Interceptor::rewrite_task_state(json::object& state, const Answer& answer) {
+  // The tasks extension's tasks/get: a completed task carries what the original request would
+  // have answered, in `result`; of a tools/call that is a tool result like any other.
+  const json::value* status = state.if_contains("status");
+  json::value* result = state.if_contains("result");
+  if (status == nullptr || *status != "completed" || result == nullptr || !result->is_object()) {
+    return false;
+  }
+  const std::string tool = task_tools_.tool_of(answer.route.subject);
+  return rewrite_tool_result(*result, tool, answer, add_event(CallKind::kTask, tool, answer));
 }
 
 bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
@@ -413,7 +343,7 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
   // --sample-answers: drawn now, and taken of what goes out before the pipeline may move from it.
   const bool sampled = sampler_ != nullptr && sampler_->draw();
   const auto sample = [&](const json::object& sent) {
-    if (sampled) sampler_->offer(answer.wall_now, tool, event.client, sent);
+    if (sampled) sampler_->offer(answer.line.wall_now, tool, event.client, sent);
   };
   if (budget.observe) {
     sample(result);
@@ -426,8 +356,8 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
     auto would_be = pipeline_.process(subject, budget,
                                       {.tool = tool,
                                        .rewrite = true,
-                                       .now = answer.now,
-                                       .wall_now = answer.wall_now,
+                                       .now = answer.line.now,
+                                       .wall_now = answer.line.wall_now,
                                        .dry_run = true},
                                       &original_tokens);
     measured();
@@ -442,7 +372,7 @@ bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
     return false;
   }
   const pipeline::CallContext context{
-      .tool = tool, .rewrite = true, .now = answer.now, .wall_now = answer.wall_now};
+      .tool = tool, .rewrite = true, .now = answer.line.now, .wall_now = answer.line.wall_now};
   auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
   measured();
   if (!rewritten) {

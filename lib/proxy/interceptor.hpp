@@ -28,7 +28,6 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "config/profile.hpp"
@@ -41,7 +40,10 @@
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
 #include "pipeline/tool_list_size.hpp"
-#include "pipeline/tool_lookup.hpp"
+#include "proxy/call_records.hpp"
+#include "proxy/line_context.hpp"
+#include "proxy/own_tools.hpp"
+#include "proxy/task_tools.hpp"
 #include "session/session_router.hpp"
 #include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
@@ -102,10 +104,13 @@ class Interceptor {
                        WallClock::time_point wall_now);
 
   // Where call records go, on the thread calling on_line; telemetry::log_call_event when unset.
-  using CallSink = std::function<void(telemetry::CallEvent&&)>;
-  void set_call_sink(CallSink sink) { call_sink_ = std::move(sink); }
+  using CallSink = CallRecords::Sink;
+  void set_call_sink(CallSink sink) { records_.set_sink(std::move(sink)); }
   // --sample-answers: the sampler every answer sent is offered to (null: none).
-  void set_answer_sampler(telemetry::AnswerSampler* sampler) { sampler_ = sampler; }
+  void set_answer_sampler(telemetry::AnswerSampler* sampler) {
+    sampler_ = sampler;
+    own_tools_.set_answer_sampler(sampler);
+  }
 
   Router& router() { return router_; }
   const Router& router() const { return router_; }
@@ -129,21 +134,19 @@ class Interceptor {
     const Route& route;
     const boost::json::value& id;
     const config::Profile& profile;
-    Clock::time_point now;
-    WallClock::time_point wall_now;
+    LineContext& line;
     std::size_t line_bytes = 0;
     bool in_batch = false;
   };
 
   // on_line, but for the holding of server lines while ctxguard lists the server's tools.
-  Verdict relay_line(session::Direction direction, std::string_view line, Clock::time_point now,
-                     WallClock::time_point wall_now);
+  Verdict relay_line(session::Direction direction, std::string_view line, LineContext& context);
   // interceptor_discovery.cpp: ctxguard's own listing before the instructions go out.
   // The initialize / server/discover result: the instructions added, or held for the listing.
   bool rewrite_discovery_result(boost::json::object& result, const Answer& answer);
   // Whether the answer to initialize / server/discover waits for it (compact mode).
   bool holds_for_discovery(const boost::json::object& result, const Answer& answer) const;
-  Verdict start_discovery(jsonrpc::Message& message);
+  Verdict start_discovery(jsonrpc::Message& message, LineContext::DiscoveryStart start);
   // A modern client's first tools/list in a process that has not listed: held while ctxguard lists.
   std::optional<Verdict> hold_first_listing(jsonrpc::Message& message, mcp::Era era);
   // A server message that answers ctxguard's own tools/list: what happens instead of relaying it.
@@ -153,51 +156,20 @@ class Interceptor {
   // the held tools/list (to the server).
   Verdict release_discovery(Clock::time_point now);
   void remember_discover_meta(const boost::json::object& request);
-  // What ctxguard does with a client's call to one of its own tools: the reply it gives itself, or
-  // nothing, with the call redirected (ctxguard_call_tool) or not.
+  // What ctxguard does with a client message before it is routed: a verdict of its own (a reply
+  // from its own tools, a notification dropped, a listing held), or nothing, the message maybe
+  // redirected in place (a call through the call tool).
   struct OwnCall {
     std::optional<Verdict> reply;
     bool redirected = false;
   };
-  // interceptor_tools.cpp: a client message before it is routed: what the protocol state learns,
-  // and the answer ctxguard gives itself (ctxguard_fetch, the lazy tools, a held listing), or a
-  // call through ctxguard_call_tool redirected.
-  OwnCall take_client_message(jsonrpc::Message& message, Clock::time_point now,
-                              WallClock::time_point wall_now, Clock::time_point started);
+  OwnCall take_client_message(jsonrpc::Message& message, LineContext& line);
   // A client message: what ProtocolState learns from it; the era of its (first) request.
   mcp::Era observe_client(const jsonrpc::Message& message);
   // A server message (one element of a batch): what ProtocolState learns from it.
   void observe_server(const boost::json::value& element, const Route& route);
   // A server line that is no JSON-RPC message (`why`), or a message that is none: dropped.
   Verdict drop_non_protocol(std::string_view line, std::string_view why);
-  // The reply to a ctxguard_fetch whose answer failed (an exception: a bug, or no memory).
-  Verdict fetch_failed(const boost::json::value& id, mcp::Era era, WallClock::time_point wall_now,
-                       Clock::time_point started);
-  std::optional<Verdict> answer_fetch(jsonrpc::Message& message, mcp::Era era,
-                                      Clock::time_point now, WallClock::time_point wall_now,
-                                      Clock::time_point started);
-  // A client's tools/call, read from a message that is one (nothing for anything else).
-  struct ToolCallRequest {
-    const boost::json::value& id;
-    boost::json::object& params;
-    std::string_view name;
-    const boost::json::value& arguments;  // null when absent
-  };
-  static std::optional<ToolCallRequest> tool_call_of(jsonrpc::Message& message);
-  // The reply to a tools/call ctxguard answers itself with `result`, stamped for `era`, offered
-  // to the sampler; `tool` names it there.
-  Verdict own_reply(const boost::json::value& id, boost::json::object&& result, mcp::Era era,
-                    std::string_view tool, WallClock::time_point wall_now);
-  // interceptor_tools.cpp: tools/call of ctxguard's tools about the server's tools (the search,
-  // the call tool, ctxguard_fetch {"tool"}; docs/protocol.md 4.2). A reply, or nothing: then a
-  // call through the call tool has become the tools/call it stands for (`redirected`).
-  OwnCall answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
-                              WallClock::time_point wall_now, Clock::time_point started);
-  // ctxguard_call_tool: the tools/call it stands for, in place, or the refusal of a bad one.
-  OwnCall redirect_call(const ToolCallRequest& call, mcp::Era era, WallClock::time_point wall_now,
-                        Clock::time_point started);
-  Verdict reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup, mcp::Era era,
-                       WallClock::time_point wall_now, Clock::time_point started);
   // Rewrites one response in place; true when it changed.
   bool rewrite_response(boost::json::value& response, const Answer& answer);
   // Rewrites the tool result in `slot` (a response's `result`, or the `result` of a completed
@@ -210,31 +182,23 @@ class Interceptor {
   void record_tool_list(const Answer& answer);
   // The instructions of initialize / server/discover: ctxguard's paragraph, and their size.
   bool rewrite_instructions(boost::json::object& result, const config::Profile& profile);
+  // The tasks extension's tasks/get: a completed task's tool result, rewritten as one.
   bool rewrite_task_state(boost::json::object& state, const Answer& answer);
-  void remember_task(std::string_view task_id, std::string_view tool);
-  // The tool a task runs, or "task:<id>" when its call was not seen.
-  std::string task_tool(std::string_view task_id) const;
-  // A record of `kind` for `tool`, answering request `id`, with the client's name.
-  telemetry::CallEvent new_event(telemetry::CallKind kind, std::string_view tool,
-                                 const boost::json::value& id,
-                                 WallClock::time_point wall_now) const;
+  // A record of `kind` for `tool`, answering the response `answer` (in the line's records).
   telemetry::CallEvent& add_event(telemetry::CallKind kind, std::string_view tool,
                                   const Answer& answer);
-  // The line's events are complete once its verdict is known: out to the sink.
-  void emit_events(std::size_t sent_bytes, Clock::time_point started);
-  void emit(telemetry::CallEvent&& event);
+  // The line's records are complete once its verdict is known (`sent_bytes` sent): to the sink.
+  void emit_events(LineContext& line, std::size_t sent_bytes);
 
   config::ProfilePtr profile_;
   Router router_;
   pipeline::ResultCache cache_;
   pipeline::ResultPipeline pipeline_;
-  pipeline::FetchTool fetch_;
   mcp::ToolListEditor tool_list_;
   mcp::ProtocolState protocol_;
-  // Task-augmented tools/call: the task id -> the tool, so tasks/result knows what it answers.
-  std::unordered_map<std::string, std::string> task_tools_;
-  std::vector<telemetry::CallEvent> events_;  // of the line being handled
-  CallSink call_sink_;
+  CallRecords records_{protocol_};
+  OwnTools own_tools_;
+  TaskTools task_tools_;
   telemetry::AnswerSampler* sampler_ = nullptr;
   // The tools/list being paged through: as the server sent it and as the client gets it.
   struct Listing {
@@ -244,12 +208,6 @@ class Interceptor {
   Listing listing_;
   std::optional<std::size_t> instructions_tokens_;  // as the client got them, once known
   mcp::ToolDiscovery discovery_;
-  // Set while a line is relayed whose initialize / server/discover result waits for discovery.
-  struct DiscoveryStart {
-    mcp::Era era = mcp::Era::kLegacy;
-    config::ProfilePtr profile;  // the one the request came under
-  };
-  std::optional<DiscoveryStart> discovery_start_;
   config::ProfilePtr discovery_profile_;
   boost::json::object discover_meta_;  // the _meta of the client's latest server/discover
   std::uint64_t non_protocol_lines_dropped_ = 0;

@@ -27,7 +27,7 @@ bool Interceptor::holds_for_discovery(const json::object& result, const Answer& 
 
 bool Interceptor::rewrite_discovery_result(json::object& result, const Answer& answer) {
   if (!holds_for_discovery(result, answer)) return rewrite_instructions(result, answer.profile);
-  discovery_start_ = DiscoveryStart{
+  answer.line.discovery_start = LineContext::DiscoveryStart{
       answer.route.method == session::kInitialize ? mcp::Era::kLegacy : mcp::Era::kModern,
       answer.route.context ? answer.route.context : profile_};
   return false;  // held: start_discovery takes the message once the line is relayed
@@ -41,10 +41,8 @@ void Interceptor::remember_discover_meta(const json::object& request) {
   discover_meta_ = meta != nullptr && meta->is_object() ? meta->get_object() : json::object{};
 }
 
-Verdict Interceptor::start_discovery(jsonrpc::Message& message) {
-  const DiscoveryStart start = std::move(*discovery_start_);
-  discovery_start_.reset();
-  discovery_profile_ = start.profile;
+Verdict Interceptor::start_discovery(jsonrpc::Message& message, LineContext::DiscoveryStart start) {
+  discovery_profile_ = std::move(start.profile);
   spdlog::debug("toolList compact: listing the server's tools before its {} result goes out",
                 start.era == mcp::Era::kLegacy ? "initialize" : "server/discover");
   Verdict verdict{Verdict::Action::kDrop, {}};

@@ -29,7 +29,7 @@ bool Interceptor::rewrite_tool_list(json::object& result, const Answer& answer) 
           edit.names.fetch, edit.names.search, edit.names.call);
     }
     pipeline_.set_fetch_tool_name(edit.names.fetch);
-    fetch_.set_name(edit.names.fetch);
+    own_tools_.set_fetch_name(edit.names.fetch);
   }
   if (edit.output_schemas_removed > 0) {
     spdlog::debug("tools/list: removed {} outputSchema(s) so rewritten results validate",
@@ -52,7 +52,7 @@ bool Interceptor::rewrite_tool_list(json::object& result, const Answer& answer) 
 void Interceptor::record_tool_list(const Answer& answer) {
   const std::size_t budget = answer.profile.global().tool_list_budget;
   telemetry::CallEvent event =
-      new_event(telemetry::CallKind::kToolsList, "tools/list", answer.id, answer.wall_now);
+      records_.make(telemetry::CallKind::kToolsList, "tools/list", answer.id, answer.line.wall_now);
   event.items_total = listing_.sent.tools();
   event.original_tokens = listing_.served.tokens();
   event.final_tokens = listing_.sent.tokens();
@@ -66,7 +66,7 @@ void Interceptor::record_tool_list(const Answer& answer) {
   event.over_budget = budget != 0 && event.final_tokens + instructions_tokens_.value_or(0) > budget;
   event.server_latency = answer.route.elapsed;
   listing_ = {};
-  emit(std::move(event));
+  records_.emit(std::move(event));
 }
 
 bool Interceptor::rewrite_instructions(json::object& result, const config::Profile& profile) {
@@ -77,7 +77,7 @@ bool Interceptor::rewrite_instructions(json::object& result, const config::Profi
                                 .shared_guidance = tool_list_.shared_guidance(),
                                 .shared_parameters = tool_list_.shared_parameters()};
   const bool changed = (profile.enforces_any() || notes.mode != config::ToolListMode::kFull) &&
-                       mcp::add_instructions(result, fetch_.name(), notes);
+                       mcp::add_instructions(result, own_tools_.fetch_name(), notes);
   const json::value* instructions = result.if_contains("instructions");
   instructions_tokens_ = instructions != nullptr && instructions->is_string()
                              ? budget::estimate_tokens(instructions->get_string())
@@ -85,122 +85,8 @@ bool Interceptor::rewrite_instructions(json::object& result, const config::Profi
   return changed;
 }
 
-Interceptor::OwnCall Interceptor::answer_catalog_call(jsonrpc::Message& message, mcp::Era era,
-                                                      WallClock::time_point wall_now,
-                                                      Clock::time_point started) {
-  const auto call = tool_call_of(message);
-  if (!call) return {};
-  const mcp::OwnToolNames& names = tool_list_.own_tool_names();
-  const mcp::ToolCatalog& catalog = tool_list_.catalog();
-  // The mode in force, or the one the client's list came in (a reload may have changed it since).
-  const bool lazy =
-      tool_list_.lazy_listed() || profile_->global().tool_list == config::ToolListMode::kLazy;
-  const std::string_view search = lazy ? std::string_view(names.search) : std::string_view();
-  if (call->name == fetch_.name()) {
-    const json::object* args = call->arguments.if_object();
-    const json::value* tool = args != nullptr ? args->if_contains("tool") : nullptr;
-    if (tool == nullptr || !tool->is_string() || args->contains("cursor")) return {};
-    return {reply_lookup(*call, pipeline::describe_tool(catalog, tool->get_string(), search), era,
-                         wall_now, started)};
-  }
-  if (!lazy) return {};
-  if (call->name == names.search) {
-    const config::Profile& profile = *profile_;
-    const auto budget =
-        budget::FitBudget::of(profile.for_call(protocol_.client_name(), names.search));
-    return {reply_lookup(*call, pipeline::search_tools(catalog, call->arguments, budget), era,
-                         wall_now, started)};
-  }
-  if (call->name != names.call) return {};
-  return redirect_call(*call, era, wall_now, started);
-}
-
-Interceptor::OwnCall Interceptor::redirect_call(const ToolCallRequest& call, mcp::Era era,
-                                                WallClock::time_point wall_now,
-                                                Clock::time_point started) {
-  const mcp::OwnToolNames& names = tool_list_.own_tool_names();
-  const mcp::ToolCatalog& catalog = tool_list_.catalog();
-  const json::object* args = call.arguments.if_object();
-  const json::value* target = args != nullptr ? args->if_contains("name") : nullptr;
-  const json::value* arguments = args != nullptr ? args->if_contains("arguments") : nullptr;
-  if (target == nullptr || !target->is_string() ||
-      (arguments != nullptr && !arguments->is_object())) {
-    pipeline::ToolLookup refusal{
-        pipeline::text_tool_result(
-            fmt::format("{} takes {{\"name\": a tool's name, \"arguments\": {{...}}}}.",
-                        names.call),
-            pipeline::ToolResult::kError),
-        0, 0, true};
-    return {reply_lookup(call, std::move(refusal), era, wall_now, started)};
-  }
-  // Before any listing ctxguard knows no tool: the server says whether it has this one.
-  if (catalog.size() > 0 && catalog.find(target->get_string()) == nullptr) {
-    return {reply_lookup(call, pipeline::unknown_tool(catalog, target->get_string(), names.search),
-                         era, wall_now, started)};
-  }
-  // The server gets the call it would have had with the tool listed: name and arguments, the
-  // rest of params (_meta, task) as they came.
-  json::value name = *target;
-  json::value given = arguments != nullptr ? *arguments : json::value();
-  call.params["name"] = std::move(name);
-  if (given.is_null()) {
-    erase_member(call.params, "arguments");
-  } else {
-    call.params["arguments"] = std::move(given);
-  }
-  return {std::nullopt, true};
-}
-
-Verdict Interceptor::reply_lookup(const ToolCallRequest& call, pipeline::ToolLookup&& lookup,
-                                  mcp::Era era, WallClock::time_point wall_now,
-                                  Clock::time_point started) {
-  std::string tool(call.name);
-  const json::value id = call.id;
-  Verdict verdict = own_reply(id, std::move(lookup.result), era, tool, wall_now);
-  telemetry::CallEvent event = new_event(telemetry::CallKind::kFetch, tool, id, wall_now);
-  event.stages = {lookup.refused ? "fetch-error" : "tools"};
-  event.outcome = lookup.refused ? telemetry::Outcome::kFetchFailed : telemetry::Outcome::kFetched;
-  if (lookup.refused) event.error = "tool";
-  event.items_total = lookup.found;
-  event.items_shown = lookup.shown;
-  event.final_bytes = verdict.text.size();
-  event.proxy_latency = Clock::now() - started;
-  emit(std::move(event));
-  return verdict;
-}
-
-std::optional<Interceptor::ToolCallRequest> Interceptor::tool_call_of(jsonrpc::Message& message) {
-  // Batches (gone from MCP since 2025-06-18) are not split: a call inside one reaches the server.
-  if (message.batch || message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
-      message.envelopes.front().method != session::kToolsCall) {
-    return std::nullopt;
-  }
-  json::value* params = message.document.as_object().if_contains("params");
-  json::object* params_object = params != nullptr ? params->if_object() : nullptr;
-  const json::value* name = params_object != nullptr ? params_object->if_contains("name") : nullptr;
-  if (name == nullptr || !name->is_string()) return std::nullopt;
-  static const json::value kNoArguments;
-  const json::value* arguments = params_object->if_contains("arguments");
-  return ToolCallRequest{message.envelopes.front().id, *params_object, name->get_string(),
-                         arguments != nullptr ? *arguments : kNoArguments};
-}
-
-Verdict Interceptor::own_reply(const json::value& id, json::object&& result, mcp::Era era,
-                               std::string_view tool, WallClock::time_point wall_now) {
-  protocol_.stamp_own_result(result, era);
-  if (sampler_ != nullptr && sampler_->draw()) {
-    sampler_->offer(wall_now, tool, protocol_.client_name(), result);
-  }
-  json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-  Verdict verdict{Verdict::Action::kReply, {}};
-  write_json(verdict.text, response);
-  return verdict;
-}
-
 Interceptor::OwnCall Interceptor::take_client_message(jsonrpc::Message& message,
-                                                      Clock::time_point now,
-                                                      WallClock::time_point wall_now,
-                                                      Clock::time_point started) {
+                                                      LineContext& line) {
   if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
       discovery_.drops_client_notification(message.envelopes.front().method)) {
     spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
@@ -209,15 +95,9 @@ Interceptor::OwnCall Interceptor::take_client_message(jsonrpc::Message& message,
   }
   const mcp::Era era = observe_client(message);
   if (auto held = hold_first_listing(message, era)) return {std::move(held)};
-  try {
-    OwnCall catalog_call = answer_catalog_call(message, era, wall_now, started);
-    if (catalog_call.reply || catalog_call.redirected) return catalog_call;
-    return {answer_fetch(message, era, now, wall_now, started)};
-  } catch (const std::exception& error) {
-    // A bug or an allocation failure must cost this one answer, never the session.
-    spdlog::error("answering {} failed: {}", fetch_.name(), error.what());
-    return {fetch_failed(message.envelopes.front().id, era, wall_now, started)};
-  }
+  OwnTools::Outcome own = own_tools_.answer(message, era, *profile_, line);
+  if (own.reply) return {Verdict{Verdict::Action::kReply, std::move(*own.reply)}};
+  return {std::nullopt, own.redirected};
 }
 
 }  // namespace ctxguard::proxy
