@@ -8,8 +8,8 @@
 //
 // Unwrapping reverses a wrap's edits, so a file nobody else changed gets its exact text back.
 // An `args` that ends up empty is left out unless the backup's (the file before ctxguard's first
-// change) server had one; a file without comments that means what the backup meant gets the
-// backup's text (its comments, should an older ctxguard have dropped them).
+// change) server had one. A file that then means what the backup meant gets the backup's text
+// when it differs from it in blanks only, or has no comments (an older ctxguard dropped them).
 
 #include <optional>
 #include <string>

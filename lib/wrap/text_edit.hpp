@@ -2,8 +2,8 @@
 // Editing a server's launch inside the text of a client's configuration file, in place: only
 // the bytes of its `command` and `args` change, so the user's comments, key order, quoting and
 // indentation stay as they were (docs/configuration.md, "Wrapping a client's servers"). The
-// formats' readers (config_edit.cpp) say where things are; this writes what goes there, in the
-// file's own style, whatever the format.
+// formats' readers (config_formats.hpp) say where things are; this writes what goes there, in
+// the file's own style, whatever the format.
 
 #include <cstddef>
 #include <functional>
