@@ -165,7 +165,9 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     assert.ok(byId.get(calls[0]).result);
     for (const id of calls.slice(1)) assertServerGoneError(byId.get(id), 'killed by signal 9 (Killed)', 'tools/call');
     // The cut line itself is not JSON-RPC: dropped (only protocol reaches the client), logged with its size.
-    assert.match(s.stderrText(), / info ctxguard: the server wrote a line of 1048576 bytes that is not JSON-RPC \(.*\); not forwarded/);
+    // (Logged before the errors were sent, but stderr is another pipe: it may be read after stdout.)
+    await waitFor(() => / info ctxguard: the server wrote a line of 1048576 bytes that is not JSON-RPC \(.*\); not forwarded/.test(s.stderrText()),
+      10_000, 'the log line of the dropped line');
 
     assert.deepEqual(await within(s.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, s.stderrText());
     await s.close();
@@ -401,9 +403,9 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     const g = rawProxy(rawServerCommand('--hold-all', '--announce-held', '100', '--eof-answers', '50'));
     const lines = Array.from({ length: 100 }, (_, i) => request(i + 1, 'tools/call', { name: 'x', arguments: { i } }));
     await g.send(lines.map((l) => `${l}\n`).join(''));
-    g.end(); // at once: none of them has been answered
+    await waitFor(() => /raw-server: holding 100 requests/.test(g.stderrText()), 10_000, 'the 100 requests at the server');
+    g.end(); // none of them has been answered
     assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 0, signal: null }, g.stderrText());
-    assert.match(g.stderrText(), /raw-server: holding 100 requests/);
     const byId = assertOneAnswerEach(g.messages(), lines.map((_, i) => i + 1));
     for (let i = 1; i <= 50; i++) assert.deepEqual(byId.get(i).result, { line: lines[i - 1] });
     for (let i = 51; i <= 100; i++) assertServerGoneError(byId.get(i), 'exited with status 0', 'tools/call');
@@ -413,9 +415,11 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
     const g = rawProxy(rawServerCommand('--hold-all', '--ignore-sigterm', '--announce-held', '100'), ['--shutdown-timeout', '0.5', '--kill-timeout', '0.5']);
     const ids = Array.from({ length: 100 }, (_, i) => i + 1);
     await g.send(ids.map((id) => `${request(id, 'ping')}\n`).join(''));
+    // Held, and SIGTERM ignored: a server still starting when the escalation begins would die of it.
+    await waitFor(() => /raw-server: holding 100 requests/.test(g.stderrText()), 10_000, 'the 100 requests at the server');
     g.end();
     assert.deepEqual(await within(g.exited, 10_000, 'ctxguard exit'), { code: 137, signal: null }, g.stderrText());
-    assert.match(g.stderrText(), /raw-server: holding 100 requests/);
+    assert.match(g.stderrText(), /raw-server: ignoring SIGTERM/);
     const byId = assertOneAnswerEach(g.messages(), ids);
     for (const id of ids) assertServerGoneError(byId.get(id), 'killed by signal 9 (Killed)', 'ping');
   });
@@ -434,8 +438,10 @@ describe('faults', { skip: SKIP, timeout: 600_000 }, () => {
   });
 
   test('the same with a server that ignores EOF and SIGTERM: requests sent after the close are answered too, after the escalation, exit 137', T, async () => {
+    // The five later requests must arrive within the escalation (shutdown + kill timeouts after
+    // the warning): 3 s leave room on a loaded machine.
     const g = rawProxy(rawServerCommand('--hold-all', '--ignore-sigterm', '--announce-held', '10'),
-      ['--shutdown-timeout', '0.5', '--kill-timeout', '0.5']);
+      ['--shutdown-timeout', '2', '--kill-timeout', '1']);
     const ids = Array.from({ length: 15 }, (_, i) => i + 1);
     await g.send(ids.slice(0, 10).map((id) => `${request(id, 'ping')}\n`).join(''));
     await waitFor(() => /raw-server: holding 10 requests/.test(g.stderrText()), 10_000, 'ten requests held');

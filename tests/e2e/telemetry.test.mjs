@@ -789,6 +789,7 @@ describe('/health and /metrics when the server is gone (--metrics-linger)', { sk
       ['--metrics-listen', '0', '--metrics-linger', '10', '--shutdown-timeout', '1', '--kill-timeout', '1']);
     const base = await waitFor(() => /metrics endpoint: (http:\/\/[^/\s]+)\/metrics/.exec(g.stderrText())?.[1], 5000, 'the endpoint');
     const childPid = await waitFor(() => g.serverPid(), 5000, 'the "server started: pid=" log line');
+    await waitFor(() => /raw-server: SIGTERM ignored from here/.test(g.stderrText()), 10_000, 'the server ready to ignore SIGTERM');
     assert.equal((await health(base)).body.status, 'ok');
     g.end();
     const stopping = await waitFor(async () => { const h = await health(base); return h.body.clientConnected === false && h; }, 5000, 'the client to be gone');

@@ -51,7 +51,8 @@
 //   --announce-held N       write "raw-server: holding N requests" to stderr once N are held
 //   --eof-answers N         at the end of input, answer the first N held requests (in arrival
 //                           order), then exit with --exit-code
-//   --ignore-sigterm        ignore SIGTERM (and stdin EOF): only SIGKILL stops it
+//   --ignore-sigterm        ignore SIGTERM (and stdin EOF): only SIGKILL stops it; says
+//                           "raw-server: SIGTERM ignored from here" once the handler is in place
 //   --grandchild            spawn `sleep 600` in the same process group and
 //                           write its pid to stderr as "grandchild pid=N"
 //   --exit-after-ms N       exit with --exit-code after N ms
@@ -71,6 +72,7 @@ const val = (f, d) => (argv.includes(f) ? argv[argv.indexOf(f) + 1] : d);
 
 if (has('--ignore-sigterm')) {
   process.on('SIGTERM', () => { process.stderr.write('raw-server: ignoring SIGTERM\n'); });
+  process.stderr.write('raw-server: SIGTERM ignored from here\n');
   // Keep the event loop alive even after stdin closes.
   setInterval(() => {}, 1 << 30);
 }
