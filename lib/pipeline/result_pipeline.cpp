@@ -92,7 +92,7 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
   // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
   // never evicts a result whose cursors are out there.
-  RewriteJob job(budget, codec_, cache_, fetch_tool_, spill_, context, subject);
+  RewriteJob job(budget, codec_, cache_, names_.fetch, spill_, context, subject);
   // Whether the answer may go out as it came is judged on the server's result, not the joined copy.
   auto rewritten = job.run(subject_tokens, size, is_error);
   if (rewritten) {
@@ -151,7 +151,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
       json::object item = std::move((*contents)[i].as_object());
       const TextChunk& first = part.chunks.front();
       item["text"] = std::string_view(part.text).substr(first.begin, first.end - first.begin);
-      json::object meta = chunk_metadata(part, next, 0, issuer, fetch_tool_);
+      json::object meta = chunk_metadata(part, next, 0, issuer, names_.fetch);
       if (part.spill) meta["file"] = part.spill->path;
       const std::size_t piece = budget::estimate_tokens(item["text"].as_string());
       std::size_t tokens = 0;

@@ -25,6 +25,7 @@
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
+#include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/json_parts.hpp"
 
@@ -72,12 +73,11 @@ using SettingsFor = std::function<const config::BudgetSettings&(std::string_view
 
 class ResultPipeline {
  public:
-  ResultPipeline(const cursor::CursorCodec& codec, ResultCache& cache)
-      : codec_(codec), cache_(cache) {}
-
-  // The name hints tell the model to call (prefixed when the server has its own).
-  void set_fetch_tool_name(std::string name) { fetch_tool_ = std::move(name); }
-  const std::string& fetch_tool_name() const { return fetch_tool_; }
+  // `names`: ctxguard's tools as the client knows them (mcp::ToolListEditor keeps them); hints
+  // name its fetch tool, prefixed when the server has one of that name.
+  ResultPipeline(const cursor::CursorCodec& codec, ResultCache& cache,
+                 const mcp::OwnToolNames& names)
+      : codec_(codec), cache_(cache), names_(names) {}
 
   // The result to send instead of `result`, or nullopt to forward the server's bytes. `result`
   // may be moved from when a rewrite is returned. `budget`: the settings of context.tool.
@@ -110,7 +110,7 @@ class ResultPipeline {
 
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
-  std::string fetch_tool_{"ctxguard_fetch"};
+  const mcp::OwnToolNames& names_;
   SpillWriter spill_;
 };
 

@@ -47,14 +47,16 @@ json::object* result_of(json::value& response) {
 Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec)
     : profile_(std::move(profile)),
       cache_(profile_->global().cache_bytes, codec.ttl()),
-      pipeline_(codec, cache_),
-      own_tools_(codec, cache_, tool_list_, protocol_, records_) {}
+      pipeline_(codec, cache_, tool_listing_.editor().own_tool_names()),
+      own_tools_(codec, cache_, tool_listing_.editor(), protocol_, records_) {}
 
-void Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
+bool Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
   if (profile->global().cache_bytes != cache_.max_bytes()) {
     cache_.set_limits(profile->global().cache_bytes, cache_.ttl(), now);
   }
+  const bool relist = tool_listing_.changes_listing(*profile, *profile_);
   profile_ = std::move(profile);
+  return relist;
 }
 
 Verdict Interceptor::on_oversized(Direction direction, std::string_view head, std::string_view tail,
@@ -110,17 +112,14 @@ Verdict Interceptor::on_line(Direction direction, std::string_view line, Clock::
                              WallClock::time_point wall_now) {
   LineContext context(now, wall_now);
   Verdict verdict = relay_line(direction, line, context);
-  if (direction != Direction::kServerToClient ||
-      discovery_.phase() != mcp::ToolDiscovery::Phase::kListing ||
-      discovery_.held_kind() != mcp::ToolDiscovery::Held::kServerResult ||
-      verdict.discovery_started) {
+  if (direction != Direction::kServerToClient || !tool_listing_.holds_server_lines()) {
     return verdict;
   }
   // The client gets nothing from the server before the result ctxguard holds.
   if (verdict.action == Verdict::Action::kForward) {
-    discovery_.hold(std::string(line));
+    tool_listing_.hold(std::string(line));
   } else if (verdict.action == Verdict::Action::kSend) {
-    discovery_.hold(std::move(verdict.text));
+    tool_listing_.hold(std::move(verdict.text));
   } else {
     return verdict;  // back to the server, or nowhere
   }
@@ -145,7 +144,9 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Line
   }
   bool redirected = false;  // a call through the call tool, now the tools/call it stands for
   if (direction == Direction::kServerToClient) {
-    if (auto verdict = on_discovery_answer(message, context.now)) return std::move(*verdict);
+    if (auto verdict = tool_listing_.on_server_message(message, context.now)) {
+      return std::move(*verdict);
+    }
   } else {
     OwnCall own = take_client_message(message, context);
     if (own.reply) return std::move(*own.reply);
@@ -180,7 +181,9 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Line
       return {};
     }
   }
-  if (context.discovery_start) return start_discovery(message, *context.discovery_start);
+  if (context.discovery_start) {
+    return tool_listing_.start_discovery(message, *context.discovery_start, context.now);
+  }
   if (!changed) {
     emit_events(context, line.size());
     return {};
@@ -209,6 +212,23 @@ void Interceptor::emit_events(LineContext& line, std::size_t sent_bytes) {
   line.events.clear();
 }
 
+Interceptor::OwnCall Interceptor::take_client_message(jsonrpc::Message& message,
+                                                      LineContext& line) {
+  if (!message.batch && message.envelopes.front().kind == jsonrpc::Kind::kNotification &&
+      tool_listing_.drops_client_notification(message.envelopes.front().method)) {
+    spdlog::debug("the client's {} dropped: ctxguard sent the server one before listing its tools",
+                  message.envelopes.front().method);
+    return {Verdict{Verdict::Action::kDrop, {}}};
+  }
+  const mcp::Era era = observe_client(message);
+  if (auto held = tool_listing_.hold_first_listing(message, era, profile_, line.now)) {
+    return {std::move(held)};
+  }
+  OwnTools::Outcome own = own_tools_.answer(message, era, *profile_, line);
+  if (own.reply) return {Verdict{Verdict::Action::kReply, std::move(*own.reply)}};
+  return {std::nullopt, own.redirected};
+}
+
 mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
   std::optional<mcp::Era> first;
   for (std::size_t i = 0; i < message.envelopes.size(); ++i) {
@@ -216,7 +236,9 @@ mcp::Era Interceptor::observe_client(const jsonrpc::Message& message) {
     const json::value& element = message.batch ? message.document.as_array()[i] : message.document;
     if (envelope.kind == jsonrpc::Kind::kRequest) {
       const mcp::Era era = protocol_.on_client_request(element.as_object(), envelope.method);
-      if (envelope.method == session::kServerDiscover) remember_discover_meta(element.as_object());
+      if (envelope.method == session::kServerDiscover) {
+        tool_listing_.remember_discover_meta(element.as_object());
+      }
       if (!first) first = era;
     } else if (envelope.kind == jsonrpc::Kind::kNotification) {
       protocol_.on_client_notification(element.as_object(), envelope.method);
@@ -293,7 +315,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
                                add_event(CallKind::kTask, tool, answer));
   }
   if (route.method == session::kTasksGet) return rewrite_task_state(*result, answer);
-  if (route.method == session::kToolsList) return rewrite_tool_list(*result, answer);
+  if (route.method == session::kToolsList) return tool_listing_.rewrite_page(*result, answer);
   if (route.method == session::kResourcesRead) {
     // Both arms views: a std::string temporary here would leave `tool` dangling.
     const std::string_view name =
@@ -312,7 +334,7 @@ bool Interceptor::rewrite_response(json::value& response, const Answer& answer) 
     return true;
   }
   if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
-    return rewrite_discovery_result(*result, answer);
+    return tool_listing_.rewrite_discovery_result(*result, answer, profile_);
   }
   return false;
 }

@@ -34,43 +34,21 @@
 #include "cursor/cursor_codec.hpp"
 #include "jsonrpc/message.hpp"
 #include "mcp/protocol_state.hpp"
-#include "mcp/tool_discovery.hpp"
-#include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/result_pipeline.hpp"
-#include "pipeline/tool_list_size.hpp"
+#include "proxy/answer.hpp"
 #include "proxy/call_records.hpp"
 #include "proxy/line_context.hpp"
 #include "proxy/own_tools.hpp"
 #include "proxy/task_tools.hpp"
+#include "proxy/tool_listing.hpp"
+#include "proxy/verdict.hpp"
 #include "session/session_router.hpp"
 #include "telemetry/answer_sampler.hpp"
 #include "telemetry/call_event.hpp"
 
 namespace ctxguard::proxy {
-
-// Each request is routed with the profile it arrived under, and its answer is rewritten with it.
-using Router = session::SessionRouter<config::Profile>;
-using Route = session::Route<config::Profile>;
-
-struct Verdict {
-  enum class Action {
-    kForward,  // send the line as it came
-    kSend,     // send `text` instead
-    kReply,    // send `text` back to the sender; the line goes nowhere
-    kDrop,     // the line goes nowhere
-  };
-  Action action = Action::kForward;
-  std::string text;
-  // Lines ctxguard sends besides, after the verdict's own: back to the sender (its own requests
-  // to the server), and on to the destination (messages held while it listed the server's tools).
-  std::vector<std::string> to_sender = {};
-  std::vector<std::string> to_destination = {};
-  // ctxguard holds the initialize (or server/discover) result while it lists the server's tools
-  // (mcp::ToolDiscovery): the session calls end_discovery() when it has waited long enough.
-  bool discovery_started = false;
-};
 
 class Interceptor {
  public:
@@ -79,20 +57,20 @@ class Interceptor {
 
   Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec);
 
-  // The configuration for requests from now on; the cache takes its new size at once.
-  void set_profile(config::ProfilePtr profile, Clock::time_point now);
+  // The configuration for requests from now on; the cache takes its new size at once. True when
+  // the client's tool list changes with it (the client should be told: tools_list_changed()).
+  bool set_profile(config::ProfilePtr profile, Clock::time_point now);
   const config::ProfilePtr& profile() const { return profile_; }
 
   Verdict on_line(session::Direction direction, std::string_view line, Clock::time_point now,
                   WallClock::time_point wall_now);
 
-  // The listing of a discovery still under way ends here (its deadline passed, or the server's
-  // output ended): what was held, for each peer. Empty otherwise.
-  struct Released {
-    std::vector<std::string> to_client;  // the held result, then the messages held meanwhile
-    std::vector<std::string> to_server;  // the held tools/list of a modern client
-  };
-  Released end_discovery(Clock::time_point now);
+  // When what the Interceptor holds must go on even without the server's answer (the listing
+  // of toolList compact); none when it holds nothing. The session calls on_deadline then.
+  std::optional<Clock::time_point> deadline() const { return tool_listing_.deadline(); }
+  Released on_deadline(Clock::time_point now) { return tool_listing_.on_deadline(now); }
+  // The server is gone: what was held, for each peer.
+  Released end_discovery(Clock::time_point now) { return tool_listing_.end(now); }
 
   // A line over --max-message-bytes (`bytes` long, `limit` the maximum) that the framer did not
   // keep; `head` and `tail` are its first and last bytes. It is never forwarded. A request
@@ -129,33 +107,8 @@ class Interceptor {
   std::uint64_t non_protocol_lines_dropped() const { return non_protocol_lines_dropped_; }
 
  private:
-  // What the rewrite of one response needs to know besides the response.
-  struct Answer {
-    const Route& route;
-    const boost::json::value& id;
-    const config::Profile& profile;
-    LineContext& line;
-    std::size_t line_bytes = 0;
-    bool in_batch = false;
-  };
-
   // on_line, but for the holding of server lines while ctxguard lists the server's tools.
   Verdict relay_line(session::Direction direction, std::string_view line, LineContext& context);
-  // interceptor_discovery.cpp: ctxguard's own listing before the instructions go out.
-  // The initialize / server/discover result: the instructions added, or held for the listing.
-  bool rewrite_discovery_result(boost::json::object& result, const Answer& answer);
-  // Whether the answer to initialize / server/discover waits for it (compact mode).
-  bool holds_for_discovery(const boost::json::object& result, const Answer& answer) const;
-  Verdict start_discovery(jsonrpc::Message& message, LineContext::DiscoveryStart start);
-  // A modern client's first tools/list in a process that has not listed: held while ctxguard lists.
-  std::optional<Verdict> hold_first_listing(jsonrpc::Message& message, mcp::Era era);
-  // A server message that answers ctxguard's own tools/list: what happens instead of relaying it.
-  std::optional<Verdict> on_discovery_answer(const jsonrpc::Message& message,
-                                             Clock::time_point now);
-  // The held result with the instructions, and the messages held meanwhile (to the client); or
-  // the held tools/list (to the server).
-  Verdict release_discovery(Clock::time_point now);
-  void remember_discover_meta(const boost::json::object& request);
   // What ctxguard does with a client message before it is routed: a verdict of its own (a reply
   // from its own tools, a notification dropped, a listing held), or nothing, the message maybe
   // redirected in place (a call through the call tool).
@@ -176,12 +129,6 @@ class Interceptor {
   // task) in place; true when it changed.
   bool rewrite_tool_result(boost::json::value& slot, std::string_view tool, const Answer& answer,
                            telemetry::CallEvent& event);
-  // tools/list: outputSchema removed, ctxguard_fetch appended on the last page.
-  // interceptor_tools.cpp: tools/list edited and measured, page by page; a record per listing.
-  bool rewrite_tool_list(boost::json::object& result, const Answer& answer);
-  void record_tool_list(const Answer& answer);
-  // The instructions of initialize / server/discover: ctxguard's paragraph, and their size.
-  bool rewrite_instructions(boost::json::object& result, const config::Profile& profile);
   // The tasks extension's tasks/get: a completed task's tool result, rewritten as one.
   bool rewrite_task_state(boost::json::object& state, const Answer& answer);
   // A record of `kind` for `tool`, answering the response `answer` (in the line's records).
@@ -193,23 +140,13 @@ class Interceptor {
   config::ProfilePtr profile_;
   Router router_;
   pipeline::ResultCache cache_;
-  pipeline::ResultPipeline pipeline_;
-  mcp::ToolListEditor tool_list_;
   mcp::ProtocolState protocol_;
   CallRecords records_{protocol_};
+  ToolListing tool_listing_{router_, protocol_, records_};
+  pipeline::ResultPipeline pipeline_;
   OwnTools own_tools_;
   TaskTools task_tools_;
   telemetry::AnswerSampler* sampler_ = nullptr;
-  // The tools/list being paged through: as the server sent it and as the client gets it.
-  struct Listing {
-    pipeline::ToolListSize served;
-    pipeline::ToolListSize sent;
-  };
-  Listing listing_;
-  std::optional<std::size_t> instructions_tokens_;  // as the client got them, once known
-  mcp::ToolDiscovery discovery_;
-  config::ProfilePtr discovery_profile_;
-  boost::json::object discover_meta_;  // the _meta of the client's latest server/discover
   std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 

@@ -32,13 +32,13 @@ class OwnTools {
   OwnTools(const cursor::CursorCodec& codec, pipeline::ResultCache& cache,
            const mcp::ToolListEditor& tool_list, const mcp::ProtocolState& protocol,
            const CallRecords& records)
-      : fetch_(codec, cache), tool_list_(tool_list), protocol_(protocol), records_(records) {}
+      : fetch_(codec, cache, tool_list.own_tool_names()),
+        tool_list_(tool_list),
+        protocol_(protocol),
+        records_(records) {}
 
   // --sample-answers: the sampler every answer is offered to (null: none).
   void set_answer_sampler(telemetry::AnswerSampler* sampler) { sampler_ = sampler; }
-  const std::string& fetch_name() const { return fetch_.name(); }
-  // The name ctxguard_fetch goes by (another when the server has a tool of that name).
-  void set_fetch_name(std::string name) { fetch_.set_name(std::move(name)); }
 
   // What ctxguard does with a client message calling one of its tools.
   struct Outcome {

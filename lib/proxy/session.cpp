@@ -12,7 +12,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "jsonrpc/message.hpp"
-#include "mcp/tool_list.hpp"
 #include "proxy/proxy.hpp"
 #include "proxy/use_tuple.hpp"
 
@@ -31,9 +30,6 @@ constexpr milliseconds kExitAfterOutputGrace{200};
 constexpr std::size_t kWriterHighWaterBytes = std::size_t{8} << 20;
 // After the server's own exit, how much longer than the kill timeout its output may stay open.
 constexpr milliseconds kOutputDeadlineSlack{500};
-// How long the client's initialize result may wait while ctxguard lists the server's tools
-// (toolList compact, docs/protocol.md 4.2).
-constexpr milliseconds kDiscoveryDeadline{5000};
 // How long the last kill of the server's tree may take to be seen.
 constexpr milliseconds kFinalKillWait{1000};
 
@@ -168,12 +164,7 @@ void Session::advance(SessionEvent event) {
 }
 
 void Session::apply_profile(config::ProfilePtr next) {
-  // Claude Code's tools/list holds each tool's hard cap (mcp::ToolListEditor).
-  const auto listing = mcp::lists_size_hints(interceptor_.protocol().client_name())
-                           ? config::Profile::Listing::kSizeHints
-                           : config::Profile::Listing::kPlain;
-  const bool relist = !next->lists_tools_like(*interceptor_.profile(), listing);
-  interceptor_.set_profile(std::move(next), std::chrono::steady_clock::now());
+  const bool relist = interceptor_.set_profile(std::move(next), std::chrono::steady_clock::now());
   if (!relist || !client_connected_) return;
   // A modern client hears of changes only on the listen streams it opened for them.
   std::vector<std::string> notices = interceptor_.tools_list_changed();
@@ -245,7 +236,7 @@ awaitable<void> Session::forward(Direction direction, const jsonrpc::LineFramer:
     verdict = interceptor_.on_line(direction, line.text, std::chrono::steady_clock::now(),
                                    std::chrono::system_clock::now());
   }
-  if (verdict.discovery_started) spawn(end_discovery_after(kDiscoveryDeadline));
+  watch_deadline();
   // Copy before the first suspension: the framer reuses its buffer for the next read.
   std::optional<std::string> onward;
   if (verdict.action == Verdict::Action::kSend) onward = std::move(verdict.text);
@@ -272,14 +263,17 @@ awaitable<void> Session::forward(Direction direction, const jsonrpc::LineFramer:
 
 // toolList compact: the client waits for its initialize result while ctxguard lists the
 // server's tools; a server that does not answer that listing must not keep it waiting long.
-awaitable<void> Session::end_discovery_after(milliseconds deadline) {
+void Session::watch_deadline() {
+  const auto deadline = interceptor_.deadline();
+  if (!deadline || deadline == watched_deadline_) return;
+  watched_deadline_ = deadline;
+  spawn(release_at(*deadline));
+}
+
+awaitable<void> Session::release_at(std::chrono::steady_clock::time_point deadline) {
   asio::steady_timer timer(io_, deadline);
   co_await timer.async_wait(kUseTuple);
-  Interceptor::Released released = interceptor_.end_discovery(std::chrono::steady_clock::now());
-  if (!released.to_client.empty() || !released.to_server.empty()) {
-    spdlog::warn("the server did not list its tools within {} ms; going on without the listing",
-                 deadline.count());
-  }
+  Released released = interceptor_.on_deadline(std::chrono::steady_clock::now());
   for (std::string& line : released.to_server) co_await to_server_.send(std::move(line));
   for (std::string& line : released.to_client) co_await to_client_.send(std::move(line));
 }
@@ -402,7 +396,7 @@ awaitable<void> Session::finish() {
 awaitable<void> Session::answer_abandoned() {
   // What ctxguard held while it listed the server's tools goes first, as it came.
   // (A held request of the client's is among the abandoned ones: it gets its error below.)
-  Interceptor::Released released = interceptor_.end_discovery(std::chrono::steady_clock::now());
+  Released released = interceptor_.end_discovery(std::chrono::steady_clock::now());
   for (std::string& line : released.to_client) co_await to_client_.send(std::move(line));
   const std::string reason = "MCP server " + server_.exit_status()->describe();
   const auto abandoned = interceptor_.router().abandon_client_requests();

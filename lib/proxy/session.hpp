@@ -129,7 +129,9 @@ class Session {
   MessageWriter& destination(Direction direction);
   void input_ended(Direction direction);
   boost::asio::awaitable<void> notify_client(std::string message);
-  boost::asio::awaitable<void> end_discovery_after(std::chrono::milliseconds deadline);
+  // The interceptor may hold lines until a deadline of its own: a timer for each new one.
+  void watch_deadline();
+  boost::asio::awaitable<void> release_at(std::chrono::steady_clock::time_point deadline);
   boost::asio::awaitable<void> write_to_server();
   boost::asio::awaitable<void> write_to_client();
 
@@ -162,6 +164,7 @@ class Session {
   // that wait looks at the server again (check_server) before the phase has moved on.
   bool server_exit_handled_ = false;
   bool internal_error_ = false;
+  std::optional<std::chrono::steady_clock::time_point> watched_deadline_;
   // --metrics-linger still to come: zero without the endpoint, or once SIGINT/SIGTERM cut it.
   std::chrono::milliseconds linger_;
   boost::asio::steady_timer linger_timer_;

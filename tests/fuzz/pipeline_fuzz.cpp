@@ -288,8 +288,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // tokens: with a random salt an input that broke a budget in one process would pass in the next.
   const ctxguard::cursor::CursorCodec codec({std::string(32, 'k')}, budget.cursor_ttl, kEntrySalt);
   ctxguard::pipeline::ResultCache cache(tiny_cache ? 4096 : budget.cache_bytes, budget.cursor_ttl);
-  ctxguard::pipeline::ResultPipeline pipeline(codec, cache);
-  ctxguard::pipeline::FetchTool fetch(codec, cache);
+  const ctxguard::mcp::OwnToolNames names;
+  ctxguard::pipeline::ResultPipeline pipeline(codec, cache, names);
+  ctxguard::pipeline::FetchTool fetch(codec, cache, names);
   const ctxguard::pipeline::SettingsFor settings_for =
       [&budget](std::string_view) -> const BudgetSettings& { return budget; };
 

@@ -41,8 +41,8 @@ struct Fixture {
       : budget(std::move(settings)),
         codec({std::move(secrets.key)}, budget.cursor_ttl, secrets.salt),
         cache(budget.cache_bytes, budget.cursor_ttl),
-        pipeline(codec, cache),
-        fetch(codec, cache) {}
+        pipeline(codec, cache, names),
+        fetch(codec, cache, names) {}
 
   std::optional<RewrittenResult> process(json::object result, std::string_view tool = "tool",
                                          bool rewrite = true) {
@@ -62,6 +62,7 @@ struct Fixture {
   config::BudgetSettings budget;
   cursor::CursorCodec codec;
   ResultCache cache;
+  mcp::OwnToolNames names;
   ResultPipeline pipeline;
   FetchTool fetch;
   json::object held;

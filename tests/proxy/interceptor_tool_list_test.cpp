@@ -42,7 +42,7 @@ TEST_CASE("compact: the initialize result waits for ctxguard's listing, then say
   const Verdict held = session.from_server(
       response(0, json::object{{"capabilities", json::object{{"tools", json::object{}}}}}));
   CHECK(held.action == Verdict::Action::kDrop);
-  CHECK(held.discovery_started);
+  CHECK(session.interceptor.deadline().has_value());
   REQUIRE(held.to_sender.size() == 2);
   CHECK(json::parse(held.to_sender[0]).at("method") == "notifications/initialized");
   CHECK(json::parse(held.to_sender[1]).at("method") == "tools/list");
@@ -82,21 +82,25 @@ TEST_CASE("compact: a server without tools, or full mode, answers at once") {
   const Verdict plain =
       session.from_server(response(0, json::object{{"capabilities", json::object{}}}));
   CHECK(plain.action == Verdict::Action::kSend);
-  CHECK_FALSE(plain.discovery_started);
+  CHECK_FALSE(session.interceptor.deadline().has_value());
 }
 
-TEST_CASE("compact: when the listing never ends, end_discovery releases what was held") {
+TEST_CASE("compact: when the listing never ends, its deadline releases what was held") {
   Session session;
   use_profile(session, "toolList: compact\n");
   session.from_client(request(0, "initialize"));
   session.from_server(
       response(0, json::object{{"capabilities", json::object{{"tools", json::object{}}}}}));
   session.from_server(json::object{{"jsonrpc", "2.0"}, {"method", "notifications/message"}});
-  const auto lines = session.interceptor.end_discovery(std::chrono::steady_clock::now()).to_client;
+  const auto deadline = session.interceptor.deadline();
+  REQUIRE(deadline.has_value());
+  const auto lines = session.interceptor.on_deadline(*deadline).to_client;
   REQUIRE(lines.size() == 2);
   CHECK(json::parse(lines[0]).at("id") == 0);
   CHECK(json::parse(lines[1]).at("method") == "notifications/message");
-  CHECK(session.interceptor.end_discovery(std::chrono::steady_clock::now()).to_client.empty());
+  CHECK_FALSE(session.interceptor.deadline().has_value());
+  CHECK(session.interceptor.on_deadline(*deadline).to_client.empty());
+  CHECK(session.interceptor.end_discovery(*deadline).to_client.empty());
   // Its answer, late, goes nowhere.
   CHECK(session.from_server(response("ctxguard-tools-1", json::object{{"tools", json::array{}}}))
             .action == Verdict::Action::kDrop);
@@ -159,7 +163,7 @@ TEST_CASE("compact, modern: a process that saw no server/discover lists before t
   list["params"] = json::object{{"_meta", meta}};
   const Verdict held = session.from_client(list);
   CHECK(held.action == Verdict::Action::kDrop);
-  CHECK(held.discovery_started);
+  CHECK(session.interceptor.deadline().has_value());
   REQUIRE(held.to_destination.size() == 1);  // no notifications/initialized in this era
   const json::value own = json::parse(held.to_destination[0]);
   CHECK(own.at("params").at("_meta") == meta);

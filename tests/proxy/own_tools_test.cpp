@@ -31,8 +31,8 @@ struct OwnToolsBench {
   ctxguard::cursor::CursorCodec codec{{std::string(32, 'o')}, std::chrono::seconds(600)};
   ctxguard::config::ProfilePtr profile = ctxguard::config::Profile::of({});
   ctxguard::pipeline::ResultCache cache{profile->global().cache_bytes, codec.ttl()};
-  ctxguard::pipeline::ResultPipeline pipeline{codec, cache};
   ctxguard::mcp::ToolListEditor tool_list;
+  ctxguard::pipeline::ResultPipeline pipeline{codec, cache, tool_list.own_tool_names()};
   ctxguard::mcp::ProtocolState protocol;
   ctxguard::proxy::CallRecords records{protocol};
   OwnTools tools{codec, cache, tool_list, protocol, records};

@@ -30,18 +30,18 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
                               std::chrono::steady_clock::time_point now,
                               std::chrono::system_clock::time_point wall_now) {
   const auto parsed = parse_fetch_request(arguments, codec_, wall_now);
-  if (const auto* refusal = std::get_if<FetchRefusal>(&parsed)) return refused(name_, *refusal);
+  if (const auto* refusal = std::get_if<FetchRefusal>(&parsed)) return refused(name(), *refusal);
   const FetchRequest& request = std::get<FetchRequest>(parsed);
 
   const std::uint64_t entry_id = request.payload.entry;
   const std::shared_ptr<const CachedResult> entry = cache_.find(entry_id, now);
-  if (entry == nullptr) return refused(name_, FetchRefusal{.error = FetchError::kEvicted});
+  if (entry == nullptr) return refused(name(), FetchRefusal{.error = FetchError::kEvicted});
   if (request.payload.part >= entry->parts.size()) {
-    return refused(name_, FetchRefusal{.error = FetchError::kMismatch});
+    return refused(name(), FetchRefusal{.error = FetchError::kMismatch});
   }
   // The settings of the tool whose result this is, as configured now.
   const config::BudgetSettings& budget = settings_for(entry->tool);
-  std::string tool = name_ + ":" + entry->tool;
+  std::string tool = name() + ":" + entry->tool;
   const auto limit = page_limit(request, budget);
   if (const auto* refusal = std::get_if<FetchRefusal>(&limit)) {
     return refused(std::move(tool), *refusal);
@@ -56,7 +56,7 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
   answer.record.cache_entry = entry_id;
   answer.record.stages = {"fetch"};
   const CursorIssuer issuer(codec_, entry_id, wall_now);
-  const FetchCall::Context context{.tool_name = name_,
+  const FetchCall::Context context{.tool_name = name(),
                                    .entry = *entry,
                                    .request = request,
                                    .limit = std::get<std::size_t>(limit),

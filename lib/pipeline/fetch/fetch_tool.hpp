@@ -34,10 +34,11 @@ struct FetchAnswer {
 
 class FetchTool {
  public:
-  FetchTool(const cursor::CursorCodec& codec, ResultCache& cache) : codec_(codec), cache_(cache) {}
+  // `names`: ctxguard's tools as the client knows them (mcp::ToolListEditor keeps them).
+  FetchTool(const cursor::CursorCodec& codec, ResultCache& cache, const mcp::OwnToolNames& names)
+      : codec_(codec), cache_(cache), names_(names) {}
 
-  void set_name(std::string name) { name_ = std::move(name); }
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return names_.fetch; }
 
   // Answers one call; `arguments` is the call's `arguments` (null when absent). A page of a
   // tool's result is laid out with `settings_for` that tool (its budget, page sizes, switches).
@@ -51,7 +52,7 @@ class FetchTool {
 
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;
-  std::string name_{"ctxguard_fetch"};
+  const mcp::OwnToolNames& names_;
 };
 
 }  // namespace ctxguard::pipeline
