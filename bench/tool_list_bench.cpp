@@ -20,8 +20,8 @@
 #include "config/profile.hpp"
 #include "mcp/tool_compaction.hpp"
 #include "mcp/tool_list.hpp"
+#include "mcp/tool_lookup.hpp"
 #include "percentile.hpp"
-#include "pipeline/tool_lookup.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 
@@ -135,9 +135,9 @@ int main(int argc, char** argv) {
   const ctxguard::budget::FitBudget budget{4000};
   std::size_t found = 0;
   const double search = median_ms([&] {
-    found = ctxguard::pipeline::search_tools(catalog,
-                                             json::object{{"query", "action 7 product 42"}}, budget)
-                .found;
+    found =
+        ctxguard::mcp::search_tools(catalog, json::object{{"query", "action 7 product 42"}}, budget)
+            .found;
   });
   std::printf("search over %zu tools: %.3f ms (median), %zu found\n", tools, search, found);
   return 0;

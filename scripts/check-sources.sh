@@ -12,7 +12,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-modules=(support jsonrpc session config mcp budget cursor cache pipeline spill telemetry wrap proxy)
+modules=(support jsonrpc session config wrap budget mcp cursor cache spill pipeline telemetry proxy)
 declare -A rank
 for i in "${!modules[@]}"; do rank[${modules[$i]}]=$i; done
 

@@ -33,7 +33,7 @@ enum class CursorKind : std::uint8_t {
   kTextLines = 4,  // lines `offset`..`limit` (1-based, inclusive) of a text part
   kValue = 5,      // the value at `path` (a result's own cursor: any value by JSON Pointer)
   kAggregate = 6,  // groups from `offset` of an aggregate of the array at `path` (`fields`: the
-                   // aggregate, pipeline::AggregateSpec; `query`: its filter)
+                   // aggregate, as its reader wrote it; `query`: its filter)
 };
 
 struct CursorPayload {

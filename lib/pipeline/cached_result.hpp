@@ -18,14 +18,14 @@
 #include "pipeline/fit/text_fit.hpp"
 #include "pipeline/json_arena.hpp"
 #include "pipeline/text/text_chunk.hpp"
+#include "spill/spill_file.hpp"
 
 namespace ctxguard::pipeline {
 
-// A part written to --spill-dir: `keeper` keeps the file (it is removed when the last copy of the
-// keeper goes) and `path` names it. The pipeline does not know the spill module, so the keeper
-// is opaque here (the proxy hands it a spill::SpillFile).
+// A part written to --spill-dir: `file` keeps it (it is removed when the last copy goes) and
+// `path` names it.
 struct SpilledFile {
-  std::shared_ptr<const void> keeper;
+  std::shared_ptr<const spill::SpillFile> file;
   std::string path;
 };
 

@@ -304,13 +304,6 @@ std::string settle_budget_fields(json::object& meta, std::size_t token_budget,
   return text;
 }
 
-json::object text_tool_result(std::string text, ToolResult kind) {
-  json::object result{
-      {"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}}};
-  if (kind == ToolResult::kError) result["isError"] = true;
-  return result;
-}
-
 json::object answer_result(std::string way_on, std::vector<std::string> texts) {
   json::array content;
   content.reserve(texts.size() + 1);

@@ -142,10 +142,6 @@ void add_summary_fields(boost::json::object& meta, const ViewStats& stats,
                         const std::vector<Projection>& projections,
                         const std::string& result_cursor, std::string_view fetch_tool);
 
-// A tool result of one text item; kError marks problems the model can act on.
-enum class ToolResult { kAnswer, kError };
-boost::json::object text_tool_result(std::string text, ToolResult kind);
-
 // A ctxguard_fetch answer: its way on (way_on_text, when not empty), then `texts`, an item each.
 boost::json::object answer_result(std::string way_on, std::vector<std::string> texts);
 

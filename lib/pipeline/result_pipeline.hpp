@@ -96,7 +96,7 @@ class ResultPipeline {
                                                   const config::BudgetSettings& budget,
                                                   const CallContext& context);
 
-  // --spill-dir: writes a part's full text; returns the file (its keeper and path), or nullopt
+  // --spill-dir: writes a part's full text; returns the file (its owner and path), or nullopt
   // when it could not (the answer then names no file). Set by the proxy (I/O lives
   // there); unset, nothing is spilled.
   using SpillWriter = std::function<std::optional<SpilledFile>(

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "mcp/tool_result.hpp"
 #include "pipeline/metadata.hpp"
 #include "session/session_router.hpp"
 #include "support/json_pointer.hpp"
@@ -80,9 +81,9 @@ std::optional<std::string> OwnTools::answer_fetch(const ToolCall& call, mcp::Era
 }
 
 std::string OwnTools::fetch_failed(const json::value& id, mcp::Era era, LineContext& line) {
-  json::object result = pipeline::text_tool_result(
+  json::object result = mcp::text_tool_result(
       "ctxguard failed to read its cache for this cursor. Call the original tool again.",
-      pipeline::ToolResult::kError);
+      mcp::ToolResult::kError);
   protocol_.stamp_own_result(result, era);
   const json::object response{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
   std::string text = to_json(response);
@@ -108,14 +109,13 @@ OwnTools::Outcome OwnTools::answer_catalog_call(ToolCall& call, mcp::Era era,
     const json::object* args = call.arguments.if_object();
     const json::value* tool = args != nullptr ? args->if_contains("tool") : nullptr;
     if (tool == nullptr || !tool->is_string() || args->contains("cursor")) return {};
-    return {reply_lookup(call, pipeline::describe_tool(catalog, tool->get_string(), search), era,
-                         line)};
+    return {reply_lookup(call, mcp::describe_tool(catalog, tool->get_string(), search), era, line)};
   }
   if (!lazy) return {};
   if (call.name == names.search) {
     const auto budget =
         budget::FitBudget::of(profile.for_call(protocol_.client_name(), names.search));
-    return {reply_lookup(call, pipeline::search_tools(catalog, call.arguments, budget), era, line)};
+    return {reply_lookup(call, mcp::search_tools(catalog, call.arguments, budget), era, line)};
   }
   if (call.name != names.call) return {};
   return redirect_call(call, era, line);
@@ -129,18 +129,18 @@ OwnTools::Outcome OwnTools::redirect_call(ToolCall& call, mcp::Era era, LineCont
   const json::value* arguments = args != nullptr ? args->if_contains("arguments") : nullptr;
   if (target == nullptr || !target->is_string() ||
       (arguments != nullptr && !arguments->is_object())) {
-    pipeline::ToolLookup refusal{
-        pipeline::text_tool_result(
+    mcp::ToolLookup refusal{
+        mcp::text_tool_result(
             fmt::format("{} takes {{\"name\": a tool's name, \"arguments\": {{...}}}}.",
                         names.call),
-            pipeline::ToolResult::kError),
+            mcp::ToolResult::kError),
         0, 0, true};
     return {reply_lookup(call, std::move(refusal), era, line)};
   }
   // Before any listing ctxguard knows no tool: the server says whether it has this one.
   if (catalog.size() > 0 && catalog.find(target->get_string()) == nullptr) {
-    return {reply_lookup(call, pipeline::unknown_tool(catalog, target->get_string(), names.search),
-                         era, line)};
+    return {reply_lookup(call, mcp::unknown_tool(catalog, target->get_string(), names.search), era,
+                         line)};
   }
   // The server gets the call it would have had with the tool listed: name and arguments, the
   // rest of params (_meta, task) as they came.
@@ -155,8 +155,8 @@ OwnTools::Outcome OwnTools::redirect_call(ToolCall& call, mcp::Era era, LineCont
   return {std::nullopt, true};
 }
 
-std::string OwnTools::reply_lookup(const ToolCall& call, pipeline::ToolLookup&& lookup,
-                                   mcp::Era era, LineContext& line) {
+std::string OwnTools::reply_lookup(const ToolCall& call, mcp::ToolLookup&& lookup, mcp::Era era,
+                                   LineContext& line) {
   std::string tool(call.name);
   const json::value id = call.id;
   std::string response = reply(id, std::move(lookup.result), era, tool, line);

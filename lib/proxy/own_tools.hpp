@@ -17,9 +17,9 @@
 #include "jsonrpc/message.hpp"
 #include "mcp/protocol_state.hpp"
 #include "mcp/tool_list.hpp"
+#include "mcp/tool_lookup.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
-#include "pipeline/tool_lookup.hpp"
 #include "proxy/call_records.hpp"
 #include "proxy/line_context.hpp"
 #include "telemetry/answer_sampler.hpp"
@@ -68,7 +68,7 @@ class OwnTools {
                               LineContext& line);
   // The call tool: the tools/call it stands for, in place, or the refusal of a bad one.
   Outcome redirect_call(ToolCall& call, mcp::Era era, LineContext& line);
-  std::string reply_lookup(const ToolCall& call, pipeline::ToolLookup&& lookup, mcp::Era era,
+  std::string reply_lookup(const ToolCall& call, mcp::ToolLookup&& lookup, mcp::Era era,
                            LineContext& line);
   // The response to a tools/call answered with `result`, stamped for `era`, offered to the
   // sampler (`tool` names it there).

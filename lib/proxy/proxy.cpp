@@ -88,6 +88,22 @@ class Proxy {
   StatusReport status_;
 };
 
+// The pipeline's spill writer over `dir` (which must outlive it): each part written to a file of
+// its own; a write that fails is a warning, and the part is then served without a file.
+pipeline::ResultPipeline::SpillWriter spill_writer(spill::SpillDirectory& dir) {
+  return [&dir](std::string_view tool, std::string_view extension,
+                std::string_view content) -> std::optional<pipeline::SpilledFile> {
+    auto file = dir.write(tool, extension, content);
+    if (!file) {
+      spdlog::warn("cannot write a spill file in {}: {}", dir.dir().string(),
+                   file.error().message());
+      return std::nullopt;
+    }
+    std::string path = (*file)->path().string();
+    return pipeline::SpilledFile{std::move(*file), std::move(path)};
+  };
+}
+
 }  // namespace
 
 int run_proxy(const config::Settings& settings, const config::ConfigSources& sources,
@@ -135,7 +151,7 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   Proxy proxy(io, settings, sources, profile, signals, std::move(*child), codec,
               std::move(telemetry.record_file), std::move(telemetry.sampler));
   proxy_ptr = &proxy;
-  if (spill_dir) proxy.interceptor().set_spill_writer(spill::pipeline_writer(*spill_dir));
+  if (spill_dir) proxy.interceptor().set_spill_writer(spill_writer(*spill_dir));
   proxy.start();
   io.run();
   proxy_ptr = nullptr;

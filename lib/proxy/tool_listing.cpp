@@ -62,7 +62,7 @@ void ToolListing::record(const Answer& answer) {
   event.final_tokens = pages_.sent.tokens();
   event.original_bytes = pages_.served.bytes();
   event.final_bytes = pages_.sent.bytes();
-  for (const pipeline::ToolSize& tool : pages_.sent.largest()) {
+  for (const mcp::ToolSize& tool : pages_.sent.largest()) {
     event.largest_tools.push_back({tool.name, tool.tokens});
   }
   event.instructions_tokens = instructions_tokens_;

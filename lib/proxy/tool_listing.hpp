@@ -20,7 +20,7 @@
 #include "mcp/protocol_state.hpp"
 #include "mcp/tool_discovery.hpp"
 #include "mcp/tool_list.hpp"
-#include "pipeline/tool_list_size.hpp"
+#include "mcp/tool_list_size.hpp"
 #include "proxy/answer.hpp"
 #include "proxy/call_records.hpp"
 #include "proxy/line_context.hpp"
@@ -101,8 +101,8 @@ class ToolListing {
   mcp::ToolListEditor editor_;
   // The tools/list being paged through: as the server sent it and as the client gets it.
   struct Pages {
-    pipeline::ToolListSize served;
-    pipeline::ToolListSize sent;
+    mcp::ToolListSize served;
+    mcp::ToolListSize sent;
   };
   Pages pages_;
   std::optional<std::size_t> instructions_tokens_;  // as the client got them, once known

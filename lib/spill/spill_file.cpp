@@ -88,18 +88,4 @@ Result<std::shared_ptr<SpillFile>> SpillDirectory::write(std::string_view name_h
   return file;
 }
 
-pipeline::ResultPipeline::SpillWriter pipeline_writer(SpillDirectory& dir) {
-  return [&dir](std::string_view tool, std::string_view extension,
-                std::string_view content) -> std::optional<pipeline::SpilledFile> {
-    auto file = dir.write(tool, extension, content);
-    if (!file) {
-      spdlog::warn("cannot write a spill file in {}: {}", dir.dir().string(),
-                   file.error().message());
-      return std::nullopt;
-    }
-    std::string path = (*file)->path().string();
-    return pipeline::SpilledFile{std::shared_ptr<const void>(std::move(*file)), std::move(path)};
-  };
-}
-
 }  // namespace ctxguard::spill

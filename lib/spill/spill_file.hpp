@@ -10,8 +10,6 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline/result_pipeline.hpp"
-
 #include "support/error.hpp"
 
 namespace ctxguard::spill {
@@ -50,9 +48,5 @@ class SpillDirectory {
   std::filesystem::path dir_;
   unsigned long long sequence_ = 0;
 };
-
-// The pipeline's spill writer over `dir` (which must outlive it): each part written to a file of
-// its own; a write that fails is a warning, and the part is then served without a file.
-pipeline::ResultPipeline::SpillWriter pipeline_writer(SpillDirectory& dir);
 
 }  // namespace ctxguard::spill

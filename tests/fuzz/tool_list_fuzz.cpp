@@ -1,6 +1,6 @@
 // Fuzz target: a tools/list result as a server may send it, edited in each toolList mode
 // (mcp::ToolListEditor, mcp/tool_compaction), kept in the catalog and searched
-// (pipeline::search_tools).
+// (mcp::search_tools).
 //
 // Input: one knob byte (low bits: the mode, full / compact / lazy), then the result's JSON.
 // Invariants:
@@ -23,7 +23,7 @@
 #include "fuzz_support.hpp"
 #include "mcp/tool_compaction.hpp"
 #include "mcp/tool_list.hpp"
-#include "pipeline/tool_lookup.hpp"
+#include "mcp/tool_lookup.hpp"
 #include "support/json_reader.hpp"
 
 namespace {
@@ -84,7 +84,7 @@ void check_search(const ctxguard::mcp::ToolCatalog& catalog) {
   const ctxguard::budget::FitBudget budget{.tokens = 600, .chars = 3000, .bytes = 0, .lines = 0};
   for (const json::value& arguments :
        {json::value(json::object{{"query", "list a b"}}), json::value()}) {
-    const auto lookup = ctxguard::pipeline::search_tools(catalog, arguments, budget);
+    const auto lookup = ctxguard::mcp::search_tools(catalog, arguments, budget);
     const std::string_view text = lookup.result.at("content").at(0).at("text").as_string();
     ctxguard::budget::TextMeasure measure;
     measure.add_item(text);

@@ -1,9 +1,12 @@
 // The pipeline with issue 4's stages: chunked text, summarized JSON, searches and line ranges,
 // driven end to end through ResultPipeline and FetchTool.
 #include "pipeline_fixture.hpp"
+#include "support/file_text.hpp"
 #include "value_resolver.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -383,28 +386,38 @@ TEST_CASE("resources: a long text resource is chunked like a tool result") {
 
 TEST_CASE("spill: every kind of shortened answer names the file holding the server's whole text") {
   Fixture fixture(small_budget(1000));
-  std::map<std::string, std::string> files;  // what the writer was given, by the name it returned
-  std::weak_ptr<const void> first_handle;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("ctxguard-pipeline-spill-" +
+       std::to_string(std::chrono::system_clock::now().time_since_epoch().count()));
+  std::filesystem::create_directories(dir);
+  ctxguard::spill::SpillDirectory spill_dir(dir);
+  std::map<std::string, std::string> files;  // what the writer was given, by the file's path
+  std::weak_ptr<const ctxguard::spill::SpillFile> first_file;
   fixture.pipeline.set_spill_writer(
       [&](std::string_view tool, std::string_view extension,
           std::string_view content) -> std::optional<ctxguard::pipeline::SpilledFile> {
-        const std::string name = "/spill/" + std::string(tool) + "-" +
-                                 std::to_string(files.size()) + "." + std::string(extension);
-        files[name] = std::string(content);
-        auto handle = std::make_shared<int>(0);
-        if (first_handle.expired()) first_handle = handle;
-        return ctxguard::pipeline::SpilledFile{std::shared_ptr<const void>(handle), name};
+        auto file = spill_dir.write(tool, extension, content);
+        REQUIRE(file.has_value());
+        if (first_file.expired()) first_file = *file;
+        std::string path = (*file)->path().string();
+        files[path] = std::string(content);
+        return ctxguard::pipeline::SpilledFile{std::move(*file), std::move(path)};
       });
   const auto file_of = [&](const json::object& meta) {
     REQUIRE(meta.contains("file"));
-    return files.at(std::string(meta.at("file").as_string()));
+    const std::string path(meta.at("file").as_string());
+    std::string on_disk;
+    REQUIRE_FALSE(ctxguard::read_file_text(path, std::size_t{1} << 24, on_disk).has_value());
+    CHECK(on_disk == files.at(path));
+    return on_disk;
   };
 
   const std::string log = application_log(400);  // chunked text
   auto chunked = fixture.process(text_result(log));
   REQUIRE(chunked.has_value());
   CHECK(file_of(meta_of(chunked->result, 1)) == log);
-  CHECK_FALSE(first_handle.expired());  // held by the cache entry
+  CHECK_FALSE(first_file.expired());  // held by the cache entry
 
   json::array items;  // paginated JSON
   for (int i = 0; i < 500; ++i) items.push_back(json::object{{"id", i}, {"name", "row"}});
@@ -439,6 +452,7 @@ TEST_CASE("spill: every kind of shortened answer names the file holding the serv
   CHECK(std::find(cut->record.stages.begin(), cut->record.stages.end(), "paginate") ==
         cut->record.stages.end());
   CHECK(cut->record.items_total == 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("tables: --tables shows uniform flat records as columns and rows, more per answer") {

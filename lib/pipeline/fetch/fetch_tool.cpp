@@ -4,6 +4,7 @@
 #include <utility>
 #include <variant>
 
+#include "mcp/tool_result.hpp"
 #include "pipeline/fetch/fetch_call.hpp"
 #include "pipeline/metadata.hpp"
 
@@ -12,7 +13,7 @@ namespace ctxguard::pipeline {
 namespace {
 
 void refuse(FetchAnswer& answer, const FetchRefusal& refusal) {
-  answer.result = text_tool_result(fetch_refusal_message(refusal), ToolResult::kError);
+  answer.result = mcp::text_tool_result(fetch_refusal_message(refusal), mcp::ToolResult::kError);
   answer.record.stages = {"fetch-error"};
   answer.record.error = fetch_refusal_reason(refusal.error);
 }

@@ -4,14 +4,14 @@
 
 #include <boost/json.hpp>
 
-#include "pipeline/tool_lookup.hpp"
+#include "mcp/tool_lookup.hpp"
 
 namespace json = boost::json;
 using ctxguard::budget::FitBudget;
+using ctxguard::mcp::describe_tool;
+using ctxguard::mcp::search_tools;
 using ctxguard::mcp::ToolCatalog;
-using ctxguard::pipeline::describe_tool;
-using ctxguard::pipeline::search_tools;
-using ctxguard::pipeline::unknown_tool;
+using ctxguard::mcp::unknown_tool;
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "budget/answer_size.hpp"
 #include "mcp/tool_catalog.hpp"
 
-namespace ctxguard::pipeline {
+namespace ctxguard::mcp {
 
 struct ToolLookup {
   boost::json::object result;  // a CallToolResult
@@ -29,16 +29,16 @@ struct ToolLookup {
 };
 
 // The search tool's answer to `arguments` ({query?}; null when absent), within `budget`.
-ToolLookup search_tools(const mcp::ToolCatalog& catalog, const boost::json::value& arguments,
+ToolLookup search_tools(const ToolCatalog& catalog, const boost::json::value& arguments,
                         const budget::FitBudget& budget);
 
 // The definition of the tool named `name`, as the server sent it, or a refusal naming what the
 // search finds for `name` (`search_tool` names the search to use, when listed; else empty).
-ToolLookup describe_tool(const mcp::ToolCatalog& catalog, std::string_view name,
+ToolLookup describe_tool(const ToolCatalog& catalog, std::string_view name,
                          std::string_view search_tool);
 
 // The refusal for a call naming `name`, a tool the server did not list.
-ToolLookup unknown_tool(const mcp::ToolCatalog& catalog, std::string_view name,
+ToolLookup unknown_tool(const ToolCatalog& catalog, std::string_view name,
                         std::string_view search_tool);
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard::mcp

@@ -1,4 +1,4 @@
-#include "pipeline/tool_lookup.hpp"
+#include "mcp/tool_lookup.hpp"
 
 #include "support/text_scan.hpp"
 
@@ -10,13 +10,13 @@
 
 #include "budget/token_estimator.hpp"
 #include "mcp/tool_compaction.hpp"
-#include "pipeline/metadata.hpp"
+#include "mcp/tool_result.hpp"
 #include "support/json_writer.hpp"
 
-namespace ctxguard::pipeline {
+namespace ctxguard::mcp {
 
 namespace json = boost::json;
-using Tool = mcp::ToolCatalog::Tool;
+using Tool = ToolCatalog::Tool;
 
 namespace {
 
@@ -48,7 +48,7 @@ json::object shown_tool(const Tool& tool, bool in_full) {
   json::object entry{{"name", tool.name}};
   if (const json::value* description = tool.definition.if_contains("description");
       description != nullptr && description->is_string()) {
-    entry["description"] = mcp::compact_description(description->get_string(), {}).text;
+    entry["description"] = compact_description(description->get_string(), {}).text;
   }
   return entry;
 }
@@ -114,7 +114,7 @@ ToolLookup refusal(std::string text) {
 }
 
 // "Did you mean" for `name`: the names the search finds for it, or nothing.
-std::string closest_names(const mcp::ToolCatalog& catalog, std::string_view name) {
+std::string closest_names(const ToolCatalog& catalog, std::string_view name) {
   const std::vector<const Tool*> found = catalog.search(name);
   std::string names;
   for (std::size_t i = 0; i < found.size() && i < kSuggestions; ++i) {
@@ -130,7 +130,7 @@ std::string search_hint(std::string_view search_tool) {
 
 }  // namespace
 
-ToolLookup search_tools(const mcp::ToolCatalog& catalog, const json::value& arguments,
+ToolLookup search_tools(const ToolCatalog& catalog, const json::value& arguments,
                         const budget::FitBudget& budget) {
   const json::object* args = arguments.if_object();
   if (!arguments.is_null() && args == nullptr) {
@@ -152,17 +152,17 @@ ToolLookup search_tools(const mcp::ToolCatalog& catalog, const json::value& argu
   return lookup;
 }
 
-ToolLookup describe_tool(const mcp::ToolCatalog& catalog, std::string_view name,
+ToolLookup describe_tool(const ToolCatalog& catalog, std::string_view name,
                          std::string_view search_tool) {
   const Tool* tool = catalog.find(name);
   if (tool == nullptr) return unknown_tool(catalog, name, search_tool);
   return ToolLookup{text_tool_result(to_json(tool->definition), ToolResult::kAnswer), 1, 1, false};
 }
 
-ToolLookup unknown_tool(const mcp::ToolCatalog& catalog, std::string_view name,
+ToolLookup unknown_tool(const ToolCatalog& catalog, std::string_view name,
                         std::string_view search_tool) {
   return refusal(fmt::format("This server lists no tool named \"{}\".{}{}", name,
                              closest_names(catalog, name), search_hint(search_tool)));
 }
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard::mcp

@@ -4,11 +4,11 @@
 
 #include "budget/token_estimator.hpp"
 #include "mcp/tool_list.hpp"
-#include "pipeline/tool_list_size.hpp"
+#include "mcp/tool_list_size.hpp"
 
 namespace json = boost::json;
 using ctxguard::mcp::FetchToolForm;
-using ctxguard::pipeline::ToolListSize;
+using ctxguard::mcp::ToolListSize;
 
 TEST_CASE("tool list size: each tool as minified JSON, the costliest kept") {
   ToolListSize size;

@@ -9,7 +9,7 @@
 
 #include <boost/json/object.hpp>
 
-namespace ctxguard::pipeline {
+namespace ctxguard::mcp {
 
 struct ToolSize {
   std::string name;
@@ -37,4 +37,4 @@ class ToolListSize {
   std::vector<ToolSize> largest_;
 };
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard::mcp

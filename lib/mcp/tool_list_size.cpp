@@ -1,4 +1,4 @@
-#include "pipeline/tool_list_size.hpp"
+#include "mcp/tool_list_size.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "budget/token_estimator.hpp"
 
-namespace ctxguard::pipeline {
+namespace ctxguard::mcp {
 
 namespace json = boost::json;
 
@@ -35,4 +35,4 @@ void ToolListSize::add_page(const json::object& result) {
   }
 }
 
-}  // namespace ctxguard::pipeline
+}  // namespace ctxguard::mcp
