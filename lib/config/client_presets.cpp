@@ -2,8 +2,6 @@
 
 #include <array>
 
-#include "support/glob.hpp"
-
 namespace ctxguard::config {
 
 namespace {
@@ -34,12 +32,11 @@ constexpr std::array kVsCode{PresetSetting{"maxChars", "8000"}};
 constexpr std::array kCline{PresetSetting{"maxChars", "8000"}};
 
 constexpr std::array kPresets{
-    ClientPreset{"claude-code", "Claude Code", kClaudeCode,
-                 "anthropics/claude-code CHANGELOG.md 2.1.51, 2.1.91; anthropics/claude-code#78478",
-                 ClientTraits{.reads_size_hint = true}},
+    ClientPreset{
+        "claude-code", "Claude Code", kClaudeCode,
+        "anthropics/claude-code CHANGELOG.md 2.1.51, 2.1.91; anthropics/claude-code#78478"},
     ClientPreset{"claude-ai", "Claude Desktop", kClaudeDesktop,
-                 "strickvl/mcp-beeminder#2, anthropics/claude-code#66519",
-                 ClientTraits{.shows_instructions = false}},
+                 "strickvl/mcp-beeminder#2, anthropics/claude-code#66519"},
     ClientPreset{"codex-mcp-client", "Codex", kCodex,
                  "openai/codex codex-rs/models-manager/models.json, "
                  "codex-rs/core/src/context_manager/history.rs"},
@@ -57,13 +54,6 @@ constexpr std::array kPresets{
 }  // namespace
 
 std::span<const ClientPreset> client_presets() { return kPresets; }
-
-ClientTraits client_traits(std::string_view client) {
-  for (const ClientPreset& preset : kPresets) {
-    if (glob_matches(preset.match, client)) return preset.traits;
-  }
-  return {};
-}
 
 bool is_client_limit(std::string_view key) {
   return key == "maxChars" || key == "maxBytes" || key == "maxLines" || key == "maxJsonBytes";

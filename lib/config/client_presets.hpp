@@ -15,28 +15,15 @@ struct PresetSetting {
   std::string_view value;  // as a YAML file would write it
 };
 
-// What a client does with the protocol besides cutting results (docs/clients.md).
-struct ClientTraits {
-  // It reads each tool's _meta["anthropic/maxResultSizeChars"] in tools/list (Claude Code).
-  bool reads_size_hint = false;
-  // It shows the model the server's instructions (Claude Desktop does not).
-  bool shows_instructions = true;
-};
-
 struct ClientPreset {
   std::string_view match;   // glob over clientInfo.name, as the client sends it
   std::string_view client;  // the client, in words
   std::span<const PresetSetting> settings;
   std::string_view source;  // where the figure comes from (docs/clients.md)
-  ClientTraits traits = {};
 };
 
 // The presets, in the order they are matched (the first match wins).
 std::span<const ClientPreset> client_presets();
-
-// The traits of the client named `client`: those of the first preset it matches, else the
-// defaults (an unknown client is taken to read instructions and no size hint).
-ClientTraits client_traits(std::string_view client);
 
 // Whether `key` is a client limit (maxChars, maxBytes, maxLines, maxJsonBytes): what a preset
 // may set.

@@ -158,7 +158,7 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
   const bool size_hints = lists_size_hints(client);
   // The guidance said once in the instructions leaves the descriptions only for a client that
   // shows the model the instructions.
-  const bool shows_instructions = config::client_traits(client).shows_instructions;
+  const bool shows_instructions = client_traits(client).shows_instructions;
   const std::span<const std::string> shared =
       shows_instructions ? std::span<const std::string>(shared_) : std::span<const std::string>();
   const std::span<const SharedParameter> parameters =

@@ -20,8 +20,8 @@
 
 #include <boost/json/object.hpp>
 
-#include "config/client_presets.hpp"
 #include "config/profile.hpp"
+#include "mcp/client_traits.hpp"
 #include "mcp/tool_catalog.hpp"
 #include "mcp/tool_compaction.hpp"
 
@@ -47,9 +47,9 @@ inline constexpr std::string_view kClaudeCodeClient = "claude-code";
 inline constexpr std::string_view kMaxResultSizeKey = "anthropic/maxResultSizeChars";
 
 // Whether the client named `client` gets the size hints in tools/list (and so each tool's hard
-// cap shows in its listing): the client's trait (config/client_presets.hpp).
+// cap shows in its listing): the client's trait (mcp/client_traits.hpp).
 inline bool lists_size_hints(std::string_view client) {
-  return config::client_traits(client).reads_size_hint;
+  return client_traits(client).reads_size_hint;
 }
 
 // The characters an answer within `hard_cap` estimated tokens may hold, as Claude Code's hint:
