@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
       chunks = ctxguard::pipeline::chunk_text(text, {.tokens = chunk_tokens}, line_index);
     });
     time_run(digesting, [&] {
-      digest_entries = ctxguard::pipeline::digest_text(text).at("entries").to_number<std::size_t>();
+      digest_entries =
+          ctxguard::pipeline::digest_text(text, line_index).at("entries").to_number<std::size_t>();
     });
   }
 

@@ -50,9 +50,10 @@ struct CachedResult {
 
 // Makes `part` a text part served in chunks within `limits`: the text, its line index and its
 // chunks, decided once.
-inline void set_chunked_text(CachedPart& part, std::string text, const budget::FitBudget& limits) {
+inline void set_chunked_text(CachedPart& part, std::string text,
+                             std::shared_ptr<const LineIndex> lines,
+                             const budget::FitBudget& limits) {
   part.text = std::move(text);
-  auto lines = std::make_shared<LineIndex>(part.text);
   part.chunks = chunk_text(part.text, limits, *lines);
   part.lines = std::move(lines);
 }

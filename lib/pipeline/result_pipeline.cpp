@@ -123,7 +123,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
     original_tokens += tokens;
     if (!over_chunk_size(budget, text->get_string(), tokens)) continue;
     set_chunked_text(entry->parts.emplace_back(), std::string(text->get_string()),
-                     chunk_limits(budget));
+                     std::make_shared<const LineIndex>(text->get_string()), chunk_limits(budget));
     chunked.push_back(i);
   }
   if (chunked.empty()) return std::nullopt;

@@ -67,7 +67,8 @@ void RewriteJob::build_entry() {
       // The first answer's `_ctxguard` carries the text's digest (docs/protocol.md 2.5): the
       // chunks are made smaller only as far as the answer's room does not hold it already.
       TextDigest& digest = text_digests_[k];
-      digest.value = digest_text(part.text);
+      auto lines = std::make_shared<const LineIndex>(part.text);
+      digest.value = digest_text(part.text, *lines);
       const DigestRoom room = digest_room(digest.value, kTextDigestHint);
       digest.chars = room.chars;
       digest.tokens = room.tokens;
@@ -86,7 +87,7 @@ void RewriteJob::build_entry() {
       less(limits.chars, digest.chars);
       less(limits.bytes, digest.chars);
       less(limits.json_bytes, digest.chars + digest.chars / 4);
-      set_chunked_text(cached, std::string(part.text), limits);
+      set_chunked_text(cached, std::string(part.text), std::move(lines), limits);
     }
   }
 }

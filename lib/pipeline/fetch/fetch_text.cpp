@@ -223,7 +223,7 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   // A search of a log starts with the digest of every entry it matched; its room is taken from
   // the lines shown.
   MatchesDigest digest;
-  if (from == 1 && looks_like_log(part_.text)) {
+  if (from == 1 && lines->is_log()) {
     digest = MatchesDigest::of(part_.text, *lines, search);
   }
   const std::string& query = request_.query;

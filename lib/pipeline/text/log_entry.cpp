@@ -54,13 +54,7 @@ bool time_at(std::string_view line, std::size_t at) {
 
 // RFC 3164: "May  1 12:30:45" or "May 15 12:30:45".
 bool syslog_date_at(std::string_view line, std::size_t at) {
-  static constexpr std::array<std::string_view, 12> kMonths = {
-      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  if (at + 6 > line.size() || line[at + 3] != ' ' || !is_upper(line[at])) return false;
-  const std::string_view month = line.substr(at, 3);
-  if (std::none_of(kMonths.begin(), kMonths.end(), [month](std::string_view known) {
-        return known[0] == month[0] && known[1] == month[1] && known[2] == month[2];
-      })) {
+  if (at + 6 > line.size() || line[at + 3] != ' ' || !is_month_abbreviation(line.substr(at, 3))) {
     return false;
   }
   std::size_t day = at + 4;
@@ -71,23 +65,39 @@ bool syslog_date_at(std::string_view line, std::size_t at) {
   return time_at(line, day_end + 1);
 }
 
-// ERROR, WARN, ... followed by a non-letter (or the end of the line).
+// ERROR, WARN, ... in capitals, followed by a non-letter (or the end of the line).
 bool level_at(std::string_view line, std::size_t at) {
-  // WARNING before WARN: "WARN" followed by "ING" is followed by a letter.
-  static constexpr std::array<std::string_view, 8> kLevels = {
-      "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "TRACE", "FATAL", "CRITICAL"};
-  const std::string_view rest = line.substr(std::min(at, line.size()));
-  if (rest.empty() || !is_upper(rest[0])) return false;
-  for (const std::string_view level : kLevels) {
-    if (rest[0] == level[0] && rest.starts_with(level) &&
-        (rest.size() == level.size() || !is_letter(rest[level.size()]))) {
-      return true;
-    }
-  }
-  return false;
+  std::size_t end = at;
+  while (end < line.size() && is_upper(line[end])) ++end;
+  if (end < line.size() && is_letter(line[end])) return false;
+  return !log_level(line.substr(at, end - at)).empty();
 }
 
 }  // namespace
+
+// ---- words ------------------------------------------------------------------------------------
+
+std::string_view log_level(std::string_view word) {
+  static constexpr std::array<std::string_view, 9> kLevels{
+      "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"};
+  if (word.size() < 4 || word.size() > 8) return {};
+  for (const std::string_view level : kLevels) {
+    if (level.size() != word.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < level.size() && same; ++i) {
+      const char c = word[i];
+      same = (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) == level[i];
+    }
+    if (same) return level == "WARNING" ? std::string_view("WARN") : level;
+  }
+  return {};
+}
+
+bool is_month_abbreviation(std::string_view word) {
+  static constexpr std::array<std::string_view, 12> kMonths{
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  return std::find(kMonths.begin(), kMonths.end(), word) != kMonths.end();
+}
 
 // ---- log detection -----------------------------------------------------------------------------
 

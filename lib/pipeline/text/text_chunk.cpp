@@ -323,7 +323,7 @@ Boundary chunk_end(std::string_view text, std::size_t start, std::size_t first_l
 
 // ---- LineIndex ---------------------------------------------------------------------------------
 
-LineIndex::LineIndex(std::string_view text) : size_(text.size()) {
+LineIndex::LineIndex(std::string_view text) : size_(text.size()), is_log_(looks_like_log(text)) {
   if (text.empty()) return;
   starts_.push_back(0);
   const char* const data = text.data();
@@ -361,7 +361,7 @@ std::vector<TextChunk> chunk_text(std::string_view text, const budget::FitBudget
                                   const LineIndex& lines) {
   std::vector<TextChunk> chunks;
   if (text.empty()) return chunks;
-  const bool log = looks_like_log(text);
+  const bool log = lines.is_log();
   std::size_t start = 0;
   std::size_t line = 1;
   while (start < text.size()) {

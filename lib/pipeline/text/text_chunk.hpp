@@ -23,11 +23,15 @@
 
 namespace ctxguard::pipeline {
 
-// Where each line of a text starts. Line numbers are 1-based. A line is the bytes up to and
-// including its '\n'; a last line without '\n' counts; "" has 0 lines, "a\n" has 1, "a\nb" 2.
+// Where each line of a text starts, and whether the text is a log (looks_like_log, read once
+// with its lines: the chunker, the digest and a search of the text all ask). Line numbers are
+// 1-based. A line is the bytes up to and including its '\n'; a last line without '\n' counts;
+// "" has 0 lines, "a\n" has 1, "a\nb" 2.
 class LineIndex {
  public:
   explicit LineIndex(std::string_view text);
+
+  bool is_log() const { return is_log_; }
 
   std::size_t lines() const { return starts_.size(); }
   // The line holding byte `offset` (offset < text size); lines() + 1 for offset == text size.
@@ -41,6 +45,7 @@ class LineIndex {
  private:
   std::vector<std::size_t> starts_;
   std::size_t size_ = 0;
+  bool is_log_ = false;
 };
 
 struct TextChunk {

@@ -73,29 +73,10 @@ bool has_digit(std::string_view token) { return std::any_of(token.begin(), token
 // A token of a timestamp: it starts with a digit and has no letters but T and Z (2024-05-01,
 // 12:30:45,123, 2024-05-01T12:30:45.000Z), or is a month's abbreviation (RFC 3164).
 bool is_time_token(std::string_view token, bool first) {
-  static constexpr std::array<std::string_view, 12> kMonths{
-      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  if (first && std::find(kMonths.begin(), kMonths.end(), token) != kMonths.end()) return true;
+  if (first && is_month_abbreviation(token)) return true;
   if (token.empty() || token.front() < '0' || token.front() > '9') return false;
   return std::all_of(token.begin(), token.end(),
                      [](char c) { return !text::is_letter(c) || c == 'T' || c == 'Z'; });
-}
-
-// The level a token names, upper case ("WARNING" and "warn" are WARN), or empty.
-std::string_view level_of(std::string_view token) {
-  static constexpr std::array<std::string_view, 9> kLevels{
-      "TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"};
-  if (token.size() < 4 || token.size() > 8) return {};
-  for (const std::string_view level : kLevels) {
-    if (level.size() != token.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < level.size() && same; ++i) {
-      const char c = token[i];
-      same = (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) == level[i];
-    }
-    if (same) return level == "WARNING" ? std::string_view("WARN") : level;
-  }
-  return {};
 }
 
 bool is_hex_id(std::string_view token) {
@@ -219,7 +200,7 @@ struct LogDigest {
       last_time_tokens = at;
     }
     for (std::size_t i = at; i < tokens.size() && i < at + 3; ++i) {
-      const std::string_view level = level_of(unbracketed(tokens[i]));
+      const std::string_view level = log_level(unbracketed(tokens[i]));
       if (level.empty()) continue;
       count_level(level);
       at = i + 1;
@@ -327,10 +308,9 @@ void bound(json::object& digest) {
   }
 }
 
-json::object digest_of(std::string_view text) {
+json::object digest_of(std::string_view text, bool log) {
   std::size_t headings = 0;
   bool in_fence = false;
-  const bool log = looks_like_log(text);
   LogDigest log_digest;
   for_each_line(text, [&](std::string_view line, std::size_t number) {
     if (log) {
@@ -347,8 +327,8 @@ json::object digest_of(std::string_view text) {
 
 }  // namespace
 
-json::object digest_text(std::string_view text) {
-  json::object digest = digest_of(text);
+json::object digest_text(std::string_view text, const LineIndex& lines) {
+  json::object digest = digest_of(text, lines.is_log());
   bound(digest);
   return digest;
 }

@@ -20,11 +20,14 @@
 
 #include <boost/json/object.hpp>
 
+#include "pipeline/text/text_chunk.hpp"
+
 namespace ctxguard::pipeline {
 
 inline constexpr std::size_t kTextDigestChars = 700;
 
-boost::json::object digest_text(std::string_view text);
+// The digest of `text`, whose lines are `lines`.
+boost::json::object digest_text(std::string_view text, const LineIndex& lines);
 
 // What a digest adds to an answer's `_ctxguard`: its JSON with its key, in estimated tokens, and
 // its JSON in characters; `hint` is the sentence the answer's hint adds for it (counted in both).

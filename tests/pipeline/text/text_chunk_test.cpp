@@ -271,6 +271,25 @@ TEST_CASE("text chunk: timestamps and levels start log entries") {
   REQUIRE(starts_log_entry("FATAL"));
   REQUIRE(starts_log_entry("CRITICAL:root:out of memory"));
   REQUIRE(starts_log_entry("TRACE entering"));
+  REQUIRE(starts_log_entry("NOTICE: server restarted"));
+}
+
+TEST_CASE("text chunk: one list of log levels, read in any case where a level is a word") {
+  using ctxguard::pipeline::log_level;
+  CHECK(log_level("warning") == "WARN");
+  CHECK(log_level("WARN") == "WARN");
+  CHECK(log_level("Notice") == "NOTICE");
+  CHECK(log_level("critical") == "CRITICAL");
+  CHECK(log_level("ERRORS").empty());
+  CHECK(log_level("INF").empty());
+  // At the start of a line a level is written in capitals: "Notice: ..." is prose.
+  CHECK_FALSE(starts_log_entry("Notice: the office is closed"));
+  CHECK_FALSE(starts_log_entry("Error handling is described below"));
+  // The lines know whether their text is a log, once for the chunker, the digest and a search.
+  std::string log;
+  for (int i = 0; i < 20; ++i) log += "NOTICE  worker " + std::to_string(i) + " ready\n";
+  CHECK(LineIndex(log).is_log());
+  CHECK_FALSE(LineIndex("# Title\n\nSome prose.\n").is_log());
 }
 
 TEST_CASE("text chunk: continuation lines and ordinary text start no log entry") {

@@ -11,6 +11,13 @@
 namespace json = boost::json;
 using ctxguard::pipeline::digest_text;
 using ctxguard::pipeline::kTextDigestChars;
+using ctxguard::pipeline::LineIndex;
+
+namespace {
+
+json::object digest_of_text(const std::string& text) { return digest_text(text, LineIndex(text)); }
+
+}  // namespace
 
 TEST_CASE("text digest of a log: span, levels and the most frequent messages, masked") {
   std::string log;
@@ -25,7 +32,7 @@ TEST_CASE("text digest of a log: span, levels and the most frequent messages, ma
              std::to_string(i * 3) + " ms\n";
     }
   }
-  const json::object digest = digest_text(log);
+  const json::object digest = digest_of_text(log);
   CHECK(digest.at("kind") == "log");
   CHECK(digest.at("entries") == 40);
   CHECK(
@@ -49,7 +56,7 @@ TEST_CASE("text digest of a log: date and time apart, bracketed, and levels spel
       "[2024-05-01 12:30:45,123] warning: disk 91% full\n"
       "[2024-05-01 12:31:00,001] Error: disk 95% full\n"
       "[2024-05-01 12:32:10,500] info: cleaned 3 files\n";
-  const json::object digest = digest_text(log);
+  const json::object digest = digest_of_text(log);
   CHECK(digest.at("span") ==
         json::parse(R"({"first": "2024-05-01 12:30:45,123", "last": "2024-05-01 12:32:10,500"})"));
   CHECK(digest.at("levels") == json::parse(R"({"WARN": 1, "ERROR": 1, "INFO": 1})"));
@@ -73,7 +80,7 @@ TEST_CASE("text digest of a log: a template cut at its length never splits a cha
       for (int k = 0; k < 60; ++k) log += word;
       log += "\n";
     }
-    const std::string tmpl(digest_text(log).at("messages").at(0).at("template").as_string());
+    const std::string tmpl(digest_of_text(log).at("messages").at(0).at("template").as_string());
     CHECK(tmpl.size() <= 90);
     CHECK(tmpl.size() > 86);
     CHECK(whole_characters(tmpl) == tmpl.size());
@@ -83,7 +90,7 @@ TEST_CASE("text digest of a log: a template cut at its length never splits a cha
 TEST_CASE("text digest of Markdown: the outline, headings in code fences left out") {
   const std::string markdown =
       "# Guide\n\nIntro.\n\n## Install\n\n```sh\n# not a heading\n```\n\n### From source\nText.\n";
-  const json::object digest = digest_text(markdown);
+  const json::object digest = digest_of_text(markdown);
   CHECK(digest.at("kind") == "markdown");
   CHECK(digest.at("outline") == json::parse(R"([{"line": 1, "heading": "# Guide"},
       {"line": 5, "heading": "## Install"}, {"line": 11, "heading": "### From source"}])"));
@@ -92,7 +99,7 @@ TEST_CASE("text digest of Markdown: the outline, headings in code fences left ou
 TEST_CASE("text digest of other text: the longest lines; always bounded") {
   const std::string text =
       "short\n" + std::string(300, 'x') + "\nmid line here\n" + std::string(90, 'y');
-  const json::object digest = digest_text(text);
+  const json::object digest = digest_of_text(text);
   CHECK(digest.at("kind") == "text");
   CHECK(digest.at("longestLines") ==
         json::parse(
@@ -101,11 +108,11 @@ TEST_CASE("text digest of other text: the longest lines; always bounded") {
   std::string headings;
   for (int i = 0; i < 500; ++i)
     headings += "## Section " + std::to_string(i) + std::string(200, 'h') + "\n";
-  CHECK(ctxguard::to_json(digest_text(headings)).size() <= kTextDigestChars);
+  CHECK(ctxguard::to_json(digest_of_text(headings)).size() <= kTextDigestChars);
   std::string noisy;
   for (int i = 0; i < 3000; ++i) {
     noisy += "2024-01-02 00:00:0" + std::to_string(i % 10) + " ERROR " +
              std::string(400, static_cast<char>('a' + i % 26)) + "\n";
   }
-  CHECK(ctxguard::to_json(digest_text(noisy)).size() <= kTextDigestChars);
+  CHECK(ctxguard::to_json(digest_of_text(noisy)).size() <= kTextDigestChars);
 }
