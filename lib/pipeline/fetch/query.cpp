@@ -27,8 +27,6 @@ std::string lowered(std::string_view text) {
   return out;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // `needle` is already lowered; `text` is folded as it is compared.
 bool equals_folded(std::string_view text, std::string_view needle) {
   if (text.size() != needle.size()) return false;
@@ -234,7 +232,7 @@ class TermReader {
         read_quoted(c);
         continue;
       }
-      if (is_space(c)) break;
+      if (text::is_blank_byte(c)) break;
       if (c == '"' && quote_may_open_) {
         in_quotes_ = true;
         quote_may_open_ = false;
@@ -343,7 +341,7 @@ std::variant<Query, std::string> Query::parse(std::string_view text) {
   Query query;
   std::size_t i = 0;
   while (true) {
-    while (i < text.size() && is_space(text[i])) ++i;
+    while (i < text.size() && text::is_blank_byte(text[i])) ++i;
     if (i == text.size()) break;
     if (query.terms_.size() == kMaxQueryTerms) {
       return "The query has more than " + std::to_string(kMaxQueryTerms) + " terms: use at most " +

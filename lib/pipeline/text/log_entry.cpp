@@ -83,11 +83,8 @@ std::string_view log_level(std::string_view word) {
   if (word.size() < 4 || word.size() > 8) return {};
   for (const std::string_view level : kLevels) {
     if (level.size() != word.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < level.size() && same; ++i) {
-      const char c = word[i];
-      same = (c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c) == level[i];
-    }
+    const bool same = std::equal(level.begin(), level.end(), word.begin(),
+                                 [](char a, char b) { return text::lower(a) == text::lower(b); });
     if (same) return level == "WARNING" ? std::string_view("WARN") : level;
   }
   return {};
