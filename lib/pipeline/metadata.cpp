@@ -287,20 +287,30 @@ json::object array_metadata(const std::vector<ArrayCut>& cuts,
   return meta;
 }
 
+std::size_t settle_stated_tokens(const std::function<void(std::size_t stated)>& compose,
+                                 const std::function<std::size_t()>& measure) {
+  compose(0);
+  std::size_t stated = measure() + 4;
+  for (int round = 0; round < 3; ++round) {
+    compose(stated);
+    const std::size_t measured = measure();
+    if (measured <= stated) break;
+    stated = measured + 2;
+  }
+  return stated;
+}
+
 std::string settle_budget_fields(json::object& meta, std::size_t token_budget,
                                  std::size_t other_tokens,
                                  const std::function<std::string(const json::object&)>& render,
                                  std::size_t& tokens) {
-  set_budget_fields(meta, 0, token_budget);
-  tokens = other_tokens + budget::estimate_tokens(render(meta)) + 4;
   std::string text;
-  for (int round = 0; round < 3; ++round) {
-    set_budget_fields(meta, tokens, token_budget);
-    text = render(meta);
-    const std::size_t measured = other_tokens + budget::estimate_tokens(text);
-    if (measured <= tokens) break;
-    tokens = measured + 2;
-  }
+  tokens = settle_stated_tokens(
+      [&](std::size_t stated) {
+        set_budget_fields(meta, stated, token_budget);
+        text = render(meta);
+      },
+      [&] { return other_tokens + budget::estimate_tokens(text); });
   return text;
 }
 

@@ -116,6 +116,14 @@ boost::json::object array_metadata(const std::vector<ArrayCut>& cuts,
 // The trailing text item of a text answer: {"_ctxguard": fields}.
 std::string trailer_text(const boost::json::object& fields);
 
+// The estimate an answer states of itself (estimatedTokens) is part of what it measures:
+// `compose(stated)` writes the answer stating `stated`, `measure()` estimates what was written.
+// Composed once with 0 to measure, then with the measure (and a little slack, for the figure's own
+// digits) until the measure is within the stated figure, three rounds at most. Returns the
+// figure: never below the measure of the answer last composed, when the rounds converge.
+std::size_t settle_stated_tokens(const std::function<void(std::size_t stated)>& compose,
+                                 const std::function<std::size_t()>& measure);
+
 // Fills in the budget fields of `meta` with the tokens of the answer `render(meta)` writes plus
 // `other_tokens` (what the answer holds besides that text). The figure is part of the text it
 // measures, so it is settled to be never below the measure. Returns the text; `tokens` gets the

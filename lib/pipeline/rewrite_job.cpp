@@ -104,15 +104,8 @@ std::size_t RewriteJob::compacted_total() const {
 }
 
 std::size_t RewriteJob::compose() {
-  compose_with(0);
-  std::size_t reported = measure() + 4;
-  for (int round = 0; round < 3; ++round) {
-    compose_with(reported);
-    const std::size_t measured = measure();
-    if (measured <= reported) break;
-    reported = measured + 2;
-  }
-  return reported;
+  return settle_stated_tokens([this](std::size_t stated) { compose_with(stated); },
+                              [this] { return measure(); });
 }
 
 void RewriteJob::compose_with(std::size_t estimated) {

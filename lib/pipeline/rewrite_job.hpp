@@ -138,9 +138,8 @@ class RewriteJob : private FitSubject {
 
   std::size_t compacted_total() const;
 
-  // Builds every part's text with the budget fields filled in: once with a guess to measure the
-  // answer, then with the measured figure (the figure itself costs a token or two more).
-  // Returns the figure the answer states: never below its measure, and what a budget holds.
+  // Builds every part's text with the budget fields filled in, the figure settled
+  // (settle_stated_tokens). Returns the figure the answer states.
   std::size_t compose();
 
   void compose_with(std::size_t estimated);
