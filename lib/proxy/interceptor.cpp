@@ -8,9 +8,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "jsonrpc/partial_envelope.hpp"
-#include "mcp/instructions.hpp"
-#include "pipeline/metadata.hpp"
-#include "support/json_pointer.hpp"
 #include "support/json_writer.hpp"
 #include "telemetry/call_log.hpp"
 
@@ -22,7 +19,6 @@ using session::Direction;
 namespace {
 
 using telemetry::CallEvent;
-using telemetry::CallKind;
 
 // One line per message at debug: direction, kind, method, id, size and the answer's latency.
 void log_message(Direction direction, const Route& route, const json::value& id,
@@ -47,7 +43,7 @@ json::object* result_of(json::value& response) {
 Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec)
     : profile_(std::move(profile)),
       cache_(profile_->global().cache_bytes, codec.ttl()),
-      pipeline_(codec, cache_, tool_listing_.editor().own_tool_names()),
+      results_(codec, cache_, tool_listing_.editor().own_tool_names(), records_),
       own_tools_(codec, cache_, tool_listing_.editor(), protocol_, records_) {}
 
 bool Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
@@ -194,14 +190,6 @@ Verdict Interceptor::relay_line(Direction direction, std::string_view line, Line
   return verdict;
 }
 
-CallEvent& Interceptor::add_event(CallKind kind, std::string_view tool, const Answer& answer) {
-  CallEvent& event =
-      answer.line.events.emplace_back(records_.make(kind, tool, answer.id, answer.line.wall_now));
-  event.original_bytes = answer.line_bytes;
-  event.server_latency = answer.route.elapsed;
-  return event;
-}
-
 void Interceptor::emit_events(LineContext& line, std::size_t sent_bytes) {
   const auto latency = line.elapsed();
   for (CallEvent& event : line.events) {
@@ -275,136 +263,15 @@ Verdict Interceptor::drop_non_protocol(std::string_view line, std::string_view w
 }
 
 bool Interceptor::rewrite_response(json::value& response, const Answer& answer) {
-  const Route& route = answer.route;
-  const config::Profile& profile = answer.profile;
+  const std::string& method = answer.route.method;
   json::object* result = result_of(response);
-  if (result == nullptr) {
-    // An error response, or a malformed one: relayed as is, and counted for tool calls.
-    if (route.method == session::kToolsCall || route.method == session::kTasksResult) {
-      const bool task = route.method == session::kTasksResult;
-      CallEvent& event = add_event(task ? CallKind::kTask : CallKind::kCall, route.subject, answer);
-      event.outcome = telemetry::Outcome::kError;
-      event.budget = profile.configured_for_call(event.client, route.subject).token_budget;
-    }
-    return false;
+  if (result != nullptr && method == session::kToolsList) {
+    return tool_listing_.rewrite_page(*result, answer);
   }
-  const std::string_view result_type = mcp::result_type(*result);
-  // An interim answer asking the client for input: the call is not over (its retry, with the
-  // input, is a call of its own), so it is neither shortened nor counted.
-  if (result_type == mcp::kResultInputRequired) return false;
-  if (route.method == session::kToolsCall) {
-    // A task-augmented call answers with the task; the tool's result comes later, through
-    // tasks/result (2025-11-25: {"task": {...}}) or tasks/get (the tasks extension: the task's
-    // fields in the result itself, resultType "task").
-    if (const json::value* task = result->if_contains("task");
-        task != nullptr && task->is_object()) {
-      task_tools_.remember(string_member(task->as_object(), "taskId").value_or(""), route.subject);
-      return false;
-    }
-    if (result_type == mcp::kResultTask) {
-      task_tools_.remember(string_member(*result, "taskId").value_or(""), route.subject);
-      return false;
-    }
-    return rewrite_tool_result(response.as_object().at("result"), route.subject, answer,
-                               add_event(CallKind::kCall, route.subject, answer));
-  }
-  if (route.method == session::kTasksResult) {
-    const std::string tool = task_tools_.tool_of(route.subject);
-    // Kept: a client may ask for the same result again (a retry after a lost answer).
-    return rewrite_tool_result(response.as_object().at("result"), tool, answer,
-                               add_event(CallKind::kTask, tool, answer));
-  }
-  if (route.method == session::kTasksGet) return rewrite_task_state(*result, answer);
-  if (route.method == session::kToolsList) return tool_listing_.rewrite_page(*result, answer);
-  if (route.method == session::kResourcesRead) {
-    // Both arms views: a std::string temporary here would leave `tool` dangling.
-    const std::string_view name =
-        route.subject.empty() ? std::string_view("resource") : std::string_view(route.subject);
-    // Resources are no tool's: the global settings apply.
-    if (profile.global().observe) return false;
-    const pipeline::CallContext context{
-        .tool = name, .rewrite = true, .now = answer.line.now, .wall_now = answer.line.wall_now};
-    auto rewritten = pipeline_.process_resource(*result, profile.for_resources(), context);
-    if (!rewritten) return false;  // only chunked resources are recorded
-    response.as_object()["result"] = std::move(rewritten->result);
-    CallEvent& event = add_event(CallKind::kResource, name, answer);
-    event.budget = profile.global().token_budget;
-    event.over_budget = rewritten->record.original_tokens > profile.for_resources().token_budget;
-    take_record(event, std::move(rewritten->record));
-    return true;
-  }
-  if (route.method == session::kInitialize || route.method == session::kServerDiscover) {
+  if (result != nullptr && (method == session::kInitialize || method == session::kServerDiscover)) {
     return tool_listing_.rewrite_discovery_result(*result, answer, profile_);
   }
-  return false;
-}
-
-bool Interceptor::rewrite_task_state(json::object& state, const Answer& answer) {
-  // The tasks extension's tasks/get: a completed task carries what the original request would
-  // have answered, in `result`; of a tools/call that is a tool result like any other.
-  const json::value* status = state.if_contains("status");
-  json::value* result = state.if_contains("result");
-  if (status == nullptr || *status != "completed" || result == nullptr || !result->is_object()) {
-    return false;
-  }
-  const std::string tool = task_tools_.tool_of(answer.route.subject);
-  return rewrite_tool_result(*result, tool, answer, add_event(CallKind::kTask, tool, answer));
-}
-
-bool Interceptor::rewrite_tool_result(json::value& slot, std::string_view tool,
-                                      const Answer& answer, CallEvent& event) {
-  json::object& result = slot.as_object();
-  const config::BudgetSettings& budget = answer.profile.for_call(event.client, tool);
-  event.budget = answer.profile.configured_for_call(event.client, tool).token_budget;
-  std::size_t original_tokens = 0;
-  const auto measured = [&] {
-    // Against the budget the pipeline plans with: the estimator margin included.
-    event.over_budget = original_tokens > budget.token_budget;
-    event.original_tokens = event.final_tokens = original_tokens;
-  };
-  // --sample-answers: drawn now, and taken of what goes out before the pipeline may move from it.
-  const bool sampled = sampler_ != nullptr && sampler_->draw();
-  const auto sample = [&](const json::object& sent) {
-    if (sampled) sampler_->offer(answer.line.wall_now, tool, event.client, sent);
-  };
-  if (budget.observe) {
-    sample(result);
-    // The line goes out as it came. The pipeline may move values out of what it is given, which
-    // only matters when other members of a batch are rewritten and the document re-serialized.
-    event.observed = true;
-    json::object copy;
-    if (answer.in_batch) copy = result;
-    json::object& subject = answer.in_batch ? copy : result;
-    auto would_be = pipeline_.process(subject, budget,
-                                      {.tool = tool,
-                                       .rewrite = true,
-                                       .now = answer.line.now,
-                                       .wall_now = answer.line.wall_now,
-                                       .dry_run = true},
-                                      &original_tokens);
-    measured();
-    event.final_bytes = answer.line_bytes;
-    if (would_be) {
-      // What enforce would have sent, measured as it would have gone out.
-      json::object would_send{
-          {"jsonrpc", "2.0"}, {"id", answer.id}, {"result", std::move(would_be->result)}};
-      event.final_bytes = to_json(would_send).size();
-      take_record(event, std::move(would_be->record));
-    }
-    return false;
-  }
-  const pipeline::CallContext context{
-      .tool = tool, .rewrite = true, .now = answer.line.now, .wall_now = answer.line.wall_now};
-  auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
-  measured();
-  if (!rewritten) {
-    sample(result);
-    return false;
-  }
-  slot = std::move(rewritten->result);
-  sample(slot.as_object());
-  take_record(event, std::move(rewritten->record));
-  return true;
+  return results_.rewrite(response, result, answer);
 }
 
 }  // namespace ctxguard::proxy

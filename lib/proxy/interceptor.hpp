@@ -41,7 +41,7 @@
 #include "proxy/call_records.hpp"
 #include "proxy/line_context.hpp"
 #include "proxy/own_tools.hpp"
-#include "proxy/task_tools.hpp"
+#include "proxy/result_rewriter.hpp"
 #include "proxy/tool_listing.hpp"
 #include "proxy/verdict.hpp"
 #include "session/session_router.hpp"
@@ -86,14 +86,14 @@ class Interceptor {
   void set_call_sink(CallSink sink) { records_.set_sink(std::move(sink)); }
   // --sample-answers: the sampler every answer sent is offered to (null: none).
   void set_answer_sampler(telemetry::AnswerSampler* sampler) {
-    sampler_ = sampler;
+    results_.set_answer_sampler(sampler);
     own_tools_.set_answer_sampler(sampler);
   }
 
   Router& router() { return router_; }
   const Router& router() const { return router_; }
   void set_spill_writer(pipeline::ResultPipeline::SpillWriter writer) {
-    pipeline_.set_spill_writer(std::move(writer));
+    results_.set_spill_writer(std::move(writer));
   }
   const pipeline::ResultCache& cache() const { return cache_; }
 
@@ -123,17 +123,9 @@ class Interceptor {
   void observe_server(const boost::json::value& element, const Route& route);
   // A server line that is no JSON-RPC message (`why`), or a message that is none: dropped.
   Verdict drop_non_protocol(std::string_view line, std::string_view why);
-  // Rewrites one response in place; true when it changed.
+  // Rewrites one response in place (tools/list and the instructions: ToolListing; tool results
+  // and resources: ResultRewriter); true when it changed.
   bool rewrite_response(boost::json::value& response, const Answer& answer);
-  // Rewrites the tool result in `slot` (a response's `result`, or the `result` of a completed
-  // task) in place; true when it changed.
-  bool rewrite_tool_result(boost::json::value& slot, std::string_view tool, const Answer& answer,
-                           telemetry::CallEvent& event);
-  // The tasks extension's tasks/get: a completed task's tool result, rewritten as one.
-  bool rewrite_task_state(boost::json::object& state, const Answer& answer);
-  // A record of `kind` for `tool`, answering the response `answer` (in the line's records).
-  telemetry::CallEvent& add_event(telemetry::CallKind kind, std::string_view tool,
-                                  const Answer& answer);
   // The line's records are complete once its verdict is known (`sent_bytes` sent): to the sink.
   void emit_events(LineContext& line, std::size_t sent_bytes);
 
@@ -143,10 +135,8 @@ class Interceptor {
   mcp::ProtocolState protocol_;
   CallRecords records_{protocol_};
   ToolListing tool_listing_{router_, protocol_, records_};
-  pipeline::ResultPipeline pipeline_;
+  ResultRewriter results_;
   OwnTools own_tools_;
-  TaskTools task_tools_;
-  telemetry::AnswerSampler* sampler_ = nullptr;
   std::uint64_t non_protocol_lines_dropped_ = 0;
 };
 
