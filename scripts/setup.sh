@@ -22,8 +22,9 @@ packages=(
   # the compile commands.
   clang-16 libc++-16-dev libc++abi-16-dev jq
   # scripts/test-windows.sh: the MinGW-w64 cross compiler and Wine to run what it builds;
-  # scripts/build-windows-deps.sh unpacks Debian source packages with dpkg-source.
-  g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev wine64 dpkg-dev xz-utils
+  # scripts/build-windows-deps.sh unpacks Debian source packages with dpkg-source; lld links
+  # what it builds (cmake/toolchains/mingw-w64.cmake says why).
+  g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev wine64 dpkg-dev xz-utils lld
   # A real PostgreSQL for server-postgres in the e2e tests (tests/e2e/lib/postgres.mjs starts a
   # scratch cluster of its own and stops it; the package's default cluster is not used).
   postgresql-15
