@@ -8,9 +8,9 @@
 #   scripts/test-windows.sh [extra ctest arguments, e.g. -R support_tests]
 #
 # CTXGUARD_WINDOWS_TARGETS: the targets to build, space-separated, or "all" (the default) for the
-# whole tree; with fewer, `ctest -L unit` runs the tests of the binaries that were built (one that
-# was not has no discovered tests, only an unlabelled placeholder, so it is not run), and no .zip
-# is made. CTXGUARD_WINDOWS_LABELS: the CTest label regex to run (default unit|e2e).
+# whole tree; with fewer, CTest runs only the tests named as targets (a unit test program runs as
+# one test, whole, under its own name), and no .zip is made. CTXGUARD_WINDOWS_LABELS: the CTest
+# label regex to run (default unit|e2e).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CTXGUARD_WINDOWS_BUILD_DIR:-$repo/build-windows}"
@@ -52,10 +52,9 @@ wine64="$(sed -n 's/^CTXGUARD_WINE64:FILEPATH=//p' "$build/CMakeCache.txt")"
 wineserver="$(dirname "$wine64")/wineserver"
 took "configure"
 
-# Wine runs the test binaries at build time (catch_discover_tests lists their cases) and in CTest.
-# A wineserver, and the services the first wine process starts, would inherit the output pipe of
-# whichever Ninja or CTest step started them, and that step would wait for their idle exit (2.4 s
-# a test case). So one persistent server and its services start here with their output elsewhere,
+# Wine runs the test programs in CTest, each once, whole (tests/CMakeLists.txt). A wineserver, and
+# the services the first wine process starts, would inherit the output pipe of whichever CTest
+# step started them, and that step would wait for their idle exit (2.4 s a test). So one persistent server and its services start here with their output elsewhere,
 # serve every wine process of this run, and are stopped on exit. The prefix is private and kept.
 # No wine-mono or wine-gecko: console programs do not need them, and wineboot would ask for them.
 export WINEPREFIX="$build/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
@@ -74,13 +73,17 @@ trap '[[ -z "$child" ]] || kill "$child" 2>/dev/null || true; stop_wine' EXIT
 took "wine started"
 
 # Ninja itself, not `cmake --build`: a TERM to Ninja stops its compilers, one to CMake does not.
-whole=false
-if [[ "${targets[*]}" == all ]]; then targets=() whole=true; fi
+whole=false only=()
+if [[ "${targets[*]}" == all ]]; then
+  targets=() whole=true
+else
+  only=(-R "^($(IFS='|'; echo "${targets[*]}"))\$")
+fi
 run ninja -C "$build" -j "$(nproc)" "${targets[@]}"
 took "build (${targets[*]:-all})"
 
 run ctest --test-dir "$build" -L "${CTXGUARD_WINDOWS_LABELS:-unit|e2e}" --no-tests=error \
-      --output-on-failure --parallel "$(nproc)" "$@"
+      --output-on-failure --parallel "$(nproc)" "${only[@]}" "$@"
 took "ctest under wine"
 
 if "$whole"; then
