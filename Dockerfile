@@ -14,11 +14,15 @@ RUN CTXGUARD_BUILD_DIR=/build \
     CTXGUARD_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DCTXGUARD_BUILD_TESTS=OFF -DCMAKE_UNITY_BUILD=ON" \
     scripts/package.sh /out
 
-# Runtime stage: the package, its Depends resolved by apt, and Node.js so `npx` servers run.
+# Runtime stage: Node.js so `npx` servers run (a layer of its own, which a new ctxguard reuses),
+# then the package, its Depends resolved by apt.
 FROM debian:12-slim
+RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      nodejs npm ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /tmp/ctxguard/
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      /tmp/ctxguard/ctxguard_*.deb nodejs npm ca-certificates \
+      /tmp/ctxguard/ctxguard_*.deb \
     && rm -rf /var/lib/apt/lists/* /tmp/ctxguard
 ENTRYPOINT ["ctxguard"]
 CMD ["--help"]

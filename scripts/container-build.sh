@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Dockerfile for real and checks the image: podman from Debian with the vfs storage
-# driver and chroot isolation (no Docker engine, no daemon), FROM images made locally with
+# Builds the Dockerfile for real and checks the image: podman from Debian with the overlay storage
+# driver (vfs where the kernel will not mount overlay) and chroot isolation (no Docker engine, no daemon), FROM images made locally with
 # debootstrap from the machine's own apt mirror (no registry is reachable). The image is checked
 # without running a container (crun cannot here: cgroups in hybrid mode): its root is mounted
 # and its ctxguard run inside it with chroot, --version and wrap --help.
@@ -41,7 +41,18 @@ printf '[containers]\ndefault_ulimits = []\n' >"$work/containers.conf"
 printf 'unqualified-search-registries = ["localhost"]\nshort-name-mode = "permissive"\n' \
   >"$work/registries.conf"
 export CONTAINERS_CONF="$work/containers.conf" CONTAINERS_REGISTRIES_CONF="$work/registries.conf"
+# overlay keeps a layer as its changes; vfs copies the whole root for each one (the build's COPY
+# 13 s -> 1 s, the image's commit 49 s -> 9 s here). Each driver has its own store: podman
+# refuses a store made by the other.
 podman=(podman --storage-driver vfs)
+probe="$(mktemp -d)"
+mkdir -p "$probe"/{lower,upper,work,merged}
+if mount -t overlay overlay -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" \
+    "$probe/merged" 2>/dev/null; then
+  umount "$probe/merged"
+  podman=(podman --storage-driver overlay --root "$work/overlay" --runroot "$work/overlay-run")
+fi
+rm -rf "$probe"
 
 # debian:12 and debian:12-slim, as the Dockerfile names them: one minimal Debian 12 root.
 if ! "${podman[@]}" image exists debian:12; then
