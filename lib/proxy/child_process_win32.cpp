@@ -14,6 +14,7 @@
 #include "proxy/child_process.hpp"
 #include "proxy/win32_handles.hpp"
 #include "proxy/windows_command.hpp"
+#include "support/utf16.hpp"
 
 namespace ctxguard::proxy {
 
@@ -39,7 +40,7 @@ std::string environment(const char* name) {
 }
 
 bool is_file(const std::string& path) {
-  const DWORD attributes = ::GetFileAttributesW(win32::widen(path).c_str());
+  const DWORD attributes = ::GetFileAttributesW(platform::widen(path).c_str());
   return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
 }
 
@@ -48,7 +49,7 @@ std::string cmd_exe() {
   if (!comspec.empty()) return comspec;
   std::array<wchar_t, MAX_PATH> system{};
   const UINT length = ::GetSystemDirectoryW(system.data(), static_cast<UINT>(system.size()));
-  return win32::narrow(std::wstring_view(system.data(), length)) + "\\cmd.exe";
+  return platform::narrow(std::wstring_view(system.data(), length)) + "\\cmd.exe";
 }
 
 // The command line for argv, and the program CreateProcessW runs.
@@ -168,8 +169,8 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
   // otherwise open a window.
   DWORD flags = CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT | EXTENDED_STARTUPINFO_PRESENT;
   if (::GetConsoleWindow() == nullptr) flags |= CREATE_NO_WINDOW;
-  std::wstring application = win32::widen(command->first);
-  std::wstring line = win32::widen(command->second);
+  std::wstring application = platform::widen(command->first);
+  std::wstring line = platform::widen(command->second);
   PROCESS_INFORMATION created{};
   if (!::CreateProcessW(application.c_str(), line.data(), nullptr, nullptr, TRUE, flags, nullptr,
                         nullptr, &startup.StartupInfo, &created)) {

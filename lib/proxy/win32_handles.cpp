@@ -1,6 +1,7 @@
 #include "proxy/win32_handles.hpp"
 
 #include <atomic>
+#include <string>
 
 namespace ctxguard::proxy::win32 {
 namespace {
@@ -40,25 +41,6 @@ Result<PipePair> make_pipe(Flow flow, bool inheritable) {
                                    OPEN_EXISTING, 0, nullptr));
   if (!plain) return last_error();
   return PipePair{std::move(overlapped), std::move(plain)};
-}
-
-std::wstring widen(std::string_view text) {
-  if (text.empty()) return {};
-  const int size =
-      ::MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), nullptr, 0);
-  std::wstring wide(static_cast<std::size_t>(size), L'\0');
-  ::MultiByteToWideChar(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), wide.data(), size);
-  return wide;
-}
-
-std::string narrow(std::wstring_view text) {
-  if (text.empty()) return {};
-  const int size = ::WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()),
-                                         nullptr, 0, nullptr, nullptr);
-  std::string out(static_cast<std::size_t>(size), '\0');
-  ::WideCharToMultiByte(CP_UTF8, 0, text.data(), static_cast<int>(text.size()), out.data(), size,
-                        nullptr, nullptr);
-  return out;
 }
 
 }  // namespace ctxguard::proxy::win32

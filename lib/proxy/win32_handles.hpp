@@ -9,8 +9,6 @@
 
 #include <windows.h>
 
-#include <string>
-#include <string_view>
 #include <utility>
 
 #include "support/error.hpp"
@@ -63,9 +61,5 @@ Result<PipePair> make_pipe(Flow flow, bool inheritable);
 
 // The process handle of a server ChildProcess started (child_process_win32.cpp).
 HANDLE process_handle(ChildProcess& child);
-
-// UTF-8 to UTF-16 and back (the proxy's strings are UTF-8; Windows' are UTF-16).
-std::wstring widen(std::string_view text);
-std::string narrow(std::wstring_view text);
 
 }  // namespace ctxguard::proxy::win32
