@@ -16,7 +16,7 @@
 #   scripts/build-sanitized.sh [extra `cmake --build` arguments, e.g. --target pipeline_fuzz]
 #
 # CTXGUARD_SANITIZE_BUILD_DIR: another build directory; CTXGUARD_FUZZ_SECONDS: how long each
-# fuzz target runs under `ctest -L fuzz` (30); CTXGUARD_FUZZ_SEED: libFuzzer's seed there (1, so
+# fuzz target runs under `ctest -L fuzz` (20); CTXGUARD_FUZZ_SEED: libFuzzer's seed there (1, so
 # the run repeats; 0 draws one); CTXGUARD_BUILD_JOBS: parallel jobs (nproc).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +27,6 @@ build="${CTXGUARD_SANITIZE_BUILD_DIR:-$repo/build-sanitize}"
 CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only" -DCMAKE_CXX_FLAGS="-O1" -DCTXGUARD_WERROR=ON -DCTXGUARD_SANITIZE=address,undefined \
   -DCTXGUARD_FUZZ=ON -DCTXGUARD_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCTXGUARD_PORTABLE_POSIX=ON \
-  -DCTXGUARD_FUZZ_SECONDS="${CTXGUARD_FUZZ_SECONDS:-30}" -DCTXGUARD_FUZZ_SEED="${CTXGUARD_FUZZ_SEED:-1}" \
+  -DCTXGUARD_FUZZ_SECONDS="${CTXGUARD_FUZZ_SECONDS:-20}" -DCTXGUARD_FUZZ_SEED="${CTXGUARD_FUZZ_SEED:-1}" \
   >/dev/null
 cmake --build "$build" --parallel "${CTXGUARD_BUILD_JOBS:-$(nproc)}" "$@"

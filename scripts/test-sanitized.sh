@@ -2,7 +2,7 @@
 # Builds everything with clang under AddressSanitizer + UndefinedBehaviorSanitizer (and libFuzzer
 # coverage) into build-sanitize/, then runs the whole suite there: unit, integration and
 # end-to-end tests drive the sanitized binary, and each fuzz target runs for a bounded time
-# (CTXGUARD_FUZZ_SECONDS, 30 by default). Every report (ASan, LSan, UBSan) of every process the
+# (CTXGUARD_FUZZ_SECONDS, 20 by default). Every report (ASan, LSan, UBSan) of every process the
 # tests start is written under build-sanitize/sanitizer-reports/; any report fails the run, even
 # one from a process whose test did not look at its exit status.
 #
