@@ -60,13 +60,18 @@ json::object join_text_items(const json::object& result) {
 
 }  // namespace
 
-std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
-                                                       const config::BudgetSettings& budget,
-                                                       const CallContext& context,
-                                                       std::size_t* original_tokens) {
+ProcessedResult ResultPipeline::process(json::object& result, const config::BudgetSettings& budget,
+                                        const CallContext& context) {
   const auto tokens = result_tokens(result);
-  if (original_tokens != nullptr) *original_tokens = tokens ? tokens->total : 0;
-  if (!tokens) return std::nullopt;  // not a CallToolResult: not ours to judge
+  if (!tokens) return {};  // not a CallToolResult: not ours to judge
+  return {.rewritten = rewrite_call(result, *tokens, budget, context),
+          .original_tokens = tokens->total};
+}
+
+std::optional<RewrittenResult> ResultPipeline::rewrite_call(json::object& result,
+                                                            const ResultTokens& tokens,
+                                                            const config::BudgetSettings& budget,
+                                                            const CallContext& context) {
   const json::value* error = result.if_contains("isError");
   const bool is_error = error != nullptr && error->is_bool() && error->get_bool();
   const bool rewrite = context.rewrite && !is_error;
@@ -75,21 +80,21 @@ std::optional<RewrittenResult> ResultPipeline::process(json::object& result,
   const auto size_of = [&cap](const json::object& subject, std::size_t estimate) {
     return cap.limits_text() ? result_size(subject, estimate) : AnswerSize{.tokens = estimate};
   };
-  const AnswerSize size = size_of(result, tokens->total);
+  const AnswerSize size = size_of(result, tokens.total);
   if (fits(size, rewrite ? FitBudget::of(budget) : cap) &&
-      !(rewrite && has_text_to_chunk(result, *tokens, budget))) {
+      !(rewrite && has_text_to_chunk(result, tokens, budget))) {
     return std::nullopt;
   }
   // Rewritten from a copy with the text items joined (rare), so that `result` is still the
   // server's should the job decide to leave it.
   std::optional<json::object> joined;
   std::optional<ResultTokens> joined_tokens;
-  if (too_many_to_cut(*tokens, size, cap)) {
+  if (too_many_to_cut(tokens, size, cap)) {
     joined = join_text_items(result);
     joined_tokens = result_tokens(*joined);
   }
   json::object& subject = joined ? *joined : result;
-  const ResultTokens& subject_tokens = joined ? *joined_tokens : *tokens;
+  const ResultTokens& subject_tokens = joined ? *joined_tokens : tokens;
   // Observe mode (dry_run) reserves cache entries but never commits them, so a shadowed answer
   // never evicts a result whose cursors are out there.
   RewriteJob job(budget, codec_, cache_, names_.fetch, spill_, context, subject);

@@ -68,6 +68,14 @@ struct RewrittenResult {
   CallRecord record;
 };
 
+// What ResultPipeline::process made of a result.
+struct ProcessedResult {
+  std::optional<RewrittenResult> rewritten;  // none: the server's bytes go out as they came
+  // The estimate of the result as it came (0 when it is not a CallToolResult): a call forwarded
+  // unchanged is measured too.
+  std::size_t original_tokens = 0;
+};
+
 // The settings for calls of a tool (the configuration's per-tool rules resolved).
 using SettingsFor = std::function<const config::BudgetSettings&(std::string_view tool)>;
 
@@ -79,14 +87,10 @@ class ResultPipeline {
                  const mcp::OwnToolNames& names)
       : codec_(codec), cache_(cache), names_(names) {}
 
-  // The result to send instead of `result`, or nullopt to forward the server's bytes. `result`
-  // may be moved from when a rewrite is returned. `budget`: the settings of context.tool.
-  // `original_tokens`, when given, receives the estimate of `result` as it came (0 when it is
-  // not a CallToolResult), so that a call forwarded unchanged is measured too.
-  std::optional<RewrittenResult> process(boost::json::object& result,
-                                         const config::BudgetSettings& budget,
-                                         const CallContext& context,
-                                         std::size_t* original_tokens = nullptr);
+  // What to send for `result`: `rewritten`, or the server's bytes when it is empty. `result` may
+  // be moved from when a rewrite is returned. `budget`: the settings of context.tool.
+  ProcessedResult process(boost::json::object& result, const config::BudgetSettings& budget,
+                          const CallContext& context);
 
   // A resources/read result (docs/protocol.md, section 2.6): text contents over the chunk size
   // become their first chunk followed by a contents item (same uri, application/json) holding
@@ -104,6 +108,12 @@ class ResultPipeline {
   void set_spill_writer(SpillWriter writer) { spill_ = std::move(writer); }
 
  private:
+  // process() for a CallToolResult whose estimate is `tokens`.
+  std::optional<RewrittenResult> rewrite_call(boost::json::object& result,
+                                              const ResultTokens& tokens,
+                                              const config::BudgetSettings& budget,
+                                              const CallContext& context);
+
   // Whether `result` holds plain text over the chunk size (chunked even within the budget).
   static bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens,
                                 const config::BudgetSettings& budget);

@@ -101,8 +101,7 @@ bool ResultRewriter::rewrite_tool_result(json::value& slot, std::string_view too
   json::object& result = slot.as_object();
   const config::BudgetSettings& budget = answer.profile.for_call(event.client, tool);
   event.budget = answer.profile.configured_for_call(event.client, tool).token_budget;
-  std::size_t original_tokens = 0;
-  const auto measured = [&] {
+  const auto measured = [&](std::size_t original_tokens) {
     // Against the budget the pipeline plans with: the estimator margin included.
     event.over_budget = original_tokens > budget.token_budget;
     event.original_tokens = event.final_tokens = original_tokens;
@@ -120,35 +119,34 @@ bool ResultRewriter::rewrite_tool_result(json::value& slot, std::string_view too
     json::object copy;
     if (answer.in_batch) copy = result;
     json::object& subject = answer.in_batch ? copy : result;
-    auto would_be = pipeline_.process(subject, budget,
-                                      {.tool = tool,
-                                       .rewrite = true,
-                                       .now = answer.line.now,
-                                       .wall_now = answer.line.wall_now,
-                                       .dry_run = true},
-                                      &original_tokens);
-    measured();
+    pipeline::ProcessedResult would_be = pipeline_.process(subject, budget,
+                                                           {.tool = tool,
+                                                            .rewrite = true,
+                                                            .now = answer.line.now,
+                                                            .wall_now = answer.line.wall_now,
+                                                            .dry_run = true});
+    measured(would_be.original_tokens);
     event.final_bytes = answer.line_bytes;
-    if (would_be) {
+    if (would_be.rewritten) {
       // What enforce would have sent, measured as it would have gone out.
       json::object would_send{
-          {"jsonrpc", "2.0"}, {"id", answer.id}, {"result", std::move(would_be->result)}};
+          {"jsonrpc", "2.0"}, {"id", answer.id}, {"result", std::move(would_be.rewritten->result)}};
       event.final_bytes = to_json(would_send).size();
-      take_record(event, std::move(would_be->record));
+      take_record(event, std::move(would_be.rewritten->record));
     }
     return false;
   }
   const pipeline::CallContext context{
       .tool = tool, .rewrite = true, .now = answer.line.now, .wall_now = answer.line.wall_now};
-  auto rewritten = pipeline_.process(result, budget, context, &original_tokens);
-  measured();
-  if (!rewritten) {
+  pipeline::ProcessedResult processed = pipeline_.process(result, budget, context);
+  measured(processed.original_tokens);
+  if (!processed.rewritten) {
     sample(result);
     return false;
   }
-  slot = std::move(rewritten->result);
+  slot = std::move(processed.rewritten->result);
   sample(slot.as_object());
-  take_record(event, std::move(rewritten->record));
+  take_record(event, std::move(processed.rewritten->record));
   return true;
 }
 

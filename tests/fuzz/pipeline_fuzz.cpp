@@ -308,7 +308,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ctxguard::pipeline::CallContext context{"tool", rewrite, now, wall_now, dry_run};
     const json::object original = call.result;
     auto rewritten = call.resource ? pipeline.process_resource(call.result, budget, context)
-                                   : pipeline.process(call.result, budget, context);
+                                   : pipeline.process(call.result, budget, context).rewritten;
     if (rewritten) {
       const json::object& answer = rewritten->result;
       require_valid_json(answer, "first answer");

@@ -47,7 +47,7 @@ struct Fixture {
   std::optional<RewrittenResult> process(json::object result, std::string_view tool = "tool",
                                          bool rewrite = true) {
     held = std::move(result);
-    return pipeline.process(held, budget, CallContext{tool, rewrite, now, wall_now});
+    return pipeline.process(held, budget, CallContext{tool, rewrite, now, wall_now}).rewritten;
   }
 
   json::object fetch_page(json::object arguments) {

@@ -380,16 +380,42 @@ TEST_CASE("pipeline: the cache is charged what the parsed result takes, not noth
   CHECK(stats.bytes < text.size() * 10);
 }
 
+TEST_CASE("pipeline: a result forwarded as it came is measured too") {
+  Fixture fixture;
+  const auto context = [&fixture] {
+    return ctxguard::pipeline::CallContext{
+        .tool = "list", .rewrite = true, .now = fixture.now, .wall_now = fixture.wall_now};
+  };
+  json::object small = text_result("three short words");
+  const auto forwarded = fixture.pipeline.process(small, fixture.budget, context());
+  CHECK_FALSE(forwarded.rewritten.has_value());
+  CHECK(forwarded.original_tokens == ctxguard::pipeline::result_tokens(small)->total);
+  CHECK(forwarded.original_tokens > 0);
+
+  json::object large = text_result(ctxguard::to_json(numbered_items(500)));
+  const std::size_t large_tokens = ctxguard::pipeline::result_tokens(large)->total;
+  const auto rewritten = fixture.pipeline.process(large, fixture.budget, context());
+  REQUIRE(rewritten.rewritten.has_value());
+  CHECK(rewritten.original_tokens == large_tokens);
+  CHECK(rewritten.rewritten->record.original_tokens == large_tokens);
+
+  json::object not_a_call_result{{"contents", json::array{}}};
+  const auto other = fixture.pipeline.process(not_a_call_result, fixture.budget, context());
+  CHECK_FALSE(other.rewritten.has_value());
+  CHECK(other.original_tokens == 0);
+}
+
 TEST_CASE("pipeline: observe mode computes the answer but stores nothing") {
   Fixture fixture;
   json::object result = text_result(ctxguard::to_json(numbered_items(500)));
-  auto observed =
-      fixture.pipeline.process(result, fixture.budget,
+  auto observed = fixture.pipeline
+                      .process(result, fixture.budget,
                                ctxguard::pipeline::CallContext{.tool = "list",
                                                                .rewrite = true,
                                                                .now = fixture.now,
                                                                .wall_now = fixture.wall_now,
-                                                               .dry_run = true});
+                                                               .dry_run = true})
+                      .rewritten;
   REQUIRE(observed.has_value());
   CHECK(observed->record.cache_entry != 0);  // what enforce mode would have cached
   CHECK(fixture.cache.stats().entries == 0);

@@ -55,11 +55,13 @@ struct OwnToolsBench {
   // A first answer of `rows` rows for `tool`, cut into pages: its nextCursor.
   std::string cached_cursor(std::size_t rows) {
     json::object result = ctxguard::testing::big_result(rows);
-    auto rewritten = pipeline.process(result, profile->global(),
-                                      {.tool = "list_rows",
-                                       .rewrite = true,
-                                       .now = std::chrono::steady_clock::now(),
-                                       .wall_now = std::chrono::system_clock::now()});
+    auto rewritten = pipeline
+                         .process(result, profile->global(),
+                                  {.tool = "list_rows",
+                                   .rewrite = true,
+                                   .now = std::chrono::steady_clock::now(),
+                                   .wall_now = std::chrono::system_clock::now()})
+                         .rewritten;
     REQUIRE(rewritten.has_value());
     const json::value answer =
         ctxguard::testing::answer_json(json::value(std::move(rewritten->result)));
