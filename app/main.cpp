@@ -81,8 +81,10 @@ int run(int argc, char** argv) {
     std::fputs(profile->describe().c_str(), stdout);
     return 0;
   }
-  // The process-wide settings (cache, cursor lifetime, spill directory) as the file says too.
+  // The global settings (the spill directory; the cache, cursor lifetime and tools/list) as the
+  // file says too.
   command_line.settings.budget = profile->global();
+  command_line.settings.process = profile->process();
 
   // The secret is read from the environment, not a flag: flags show up in `ps`.
   if (const char* secret = std::getenv("CTXGUARD_CURSOR_SECRET"); secret != nullptr && *secret) {
@@ -90,7 +92,7 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "ctxguard: CTXGUARD_CURSOR_SECRET must be at least 16 characters\n");
       return proxy::kExitUsage;
     }
-    command_line.settings.budget.cursor_secret = secret;
+    command_line.settings.process.cursor_secret = secret;
   }
   // Kept in ctxguard: the server inherits the environment, and it has no use for the key that
   // makes cursors unforgeable (docs/security.md).

@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   line += "}]}}";
 
   ctxguard::config::BudgetSettings budget;
-  const auto codec = ctxguard::cursor::CursorCodec::with_random_key(budget.cursor_ttl);
+  const auto codec = ctxguard::cursor::CursorCodec::with_random_key(
+      ctxguard::config::ProcessSettings{}.cursor_ttl);
   Interceptor interceptor(ctxguard::config::Profile::of(budget), codec);
   // A client's limits in every unit, tighter than the page of 50 items (about 6,900 bytes), so
   // that characters decide how many items the first answer shows.

@@ -107,9 +107,9 @@ int main(int argc, char** argv) {
   for (const auto mode :
        {ctxguard::config::ToolListMode::kFull, ctxguard::config::ToolListMode::kCompact,
         ctxguard::config::ToolListMode::kLazy}) {
-    ctxguard::config::BudgetSettings settings;
-    settings.tool_list = mode;
-    const auto profile = ctxguard::config::Profile::of(settings);
+    ctxguard::config::ProcessSettings process;
+    process.tool_list = mode;
+    const auto profile = ctxguard::config::Profile::of({}, process);
     std::string sent;
     const double edit = median_ms([&] {
       ctxguard::mcp::ToolListEditor editor;

@@ -53,7 +53,7 @@ po::options_description option_table() {
      "the client name to assume when the client sends none in clientInfo, e.g. "
      "codex-mcp-client: it selects that client's preset and `clients:` rule (also "
      "$CTXGUARD_CLIENT; docs/clients.md lists the names)")
-    ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.budget.fetch_tool_prefix),
+    ("fetch-tool-prefix", po::value<std::string>()->default_value(defaults.process.fetch_tool_prefix),
      "prefix for ctxguard_fetch when the server already has a tool of that name")
     ("project", po::value<std::vector<std::string>>()->value_name("GLOB=FIELDS")->composing(),
      "fields kept of the records of tools matching GLOB when a result must be summarized, e.g. "
@@ -69,7 +69,7 @@ po::options_description option_table() {
 // The settings of setting_table(): one flag each, as a string parsed by parse_setting, so a value
 // means the same from every source. No default_value: a flag counts only when given.
 po::options_description setting_options() {
-  const BudgetSettings defaults;
+  const TunedSettings defaults;
   po::options_description options(
       "Settings (also YAML keys and CTXGUARD_* variables; precedence: defaults < file < "
       "variables < flags; see docs/configuration.md)");
@@ -191,13 +191,13 @@ std::optional<ProjectionRule> parse_projection(std::string_view text) {
 }
 
 // What only flags set: the fetch tool's prefix, --project rules, the spill directory.
-std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSettings& budget) {
-  budget.fetch_tool_prefix = vm["fetch-tool-prefix"].as<std::string>();
-  const bool prefix_ok =
-      std::all_of(budget.fetch_tool_prefix.begin(), budget.fetch_tool_prefix.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-      });
-  if (budget.fetch_tool_prefix.empty() || budget.fetch_tool_prefix.size() > 32 || !prefix_ok) {
+std::optional<UsageError> read_flag_only(const po::variables_map& vm, TunedSettings& tuned) {
+  std::string& prefix = tuned.process.fetch_tool_prefix;
+  prefix = vm["fetch-tool-prefix"].as<std::string>();
+  const bool prefix_ok = std::all_of(prefix.begin(), prefix.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (prefix.empty() || prefix.size() > 32 || !prefix_ok) {
     return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
   }
   if (vm.count("project")) {
@@ -207,10 +207,10 @@ std::optional<UsageError> read_flag_only(const po::variables_map& vm, BudgetSett
         return UsageError{"--project '" + text +
                           "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
       }
-      budget.summary.projections.push_back(std::move(*rule));
+      tuned.budget.summary.projections.push_back(std::move(*rule));
     }
   }
-  if (vm.count("spill-dir")) budget.summary.spill_dir = vm["spill-dir"].as<std::string>();
+  if (vm.count("spill-dir")) tuned.budget.summary.spill_dir = vm["spill-dir"].as<std::string>();
   return std::nullopt;
 }
 
@@ -357,6 +357,7 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
       return UsageError{fmt::format("{}", fmt::join(*errors, "\n  "))};
   } else {
     settings.budget = std::get<ProfilePtr>(profile)->global();
+    settings.process = std::get<ProfilePtr>(profile)->process();
   }
   if (command_line.action == CommandLine::Action::kCheckConfig) return command_line;
   if (separator == args.end() || separator + 1 == args.end()) {

@@ -18,8 +18,8 @@ namespace ctxguard::config {
 struct CommandLine {
   enum class Action { kRun, kHelp, kVersion, kCheckConfig };
   Action action = Action::kRun;
-  // settings.budget: the global settings from the defaults, variables and flags (the file is not
-  // read here; load_profile does that).
+  // settings.budget and settings.process: the global settings from the defaults, variables and
+  // flags (the file is not read here; load_profile does that).
   Settings settings;
   // What the file (its path), the variables and the flags say, kept for every reload. With
   // kCheckConfig, file_path is the file to check.

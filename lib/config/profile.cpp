@@ -25,10 +25,9 @@ std::size_t index_of(const SettingSpec& spec) {
   return static_cast<std::size_t>(&spec - setting_table().data());
 }
 
-void apply(const std::vector<SettingValue>& values, BudgetSettings& budget,
-           std::vector<bool>& set) {
+void apply(const std::vector<SettingValue>& values, TunedSettings& tuned, std::vector<bool>& set) {
   for (const SettingValue& value : values) {
-    value.spec->set(budget, value.value);
+    value.spec->set(tuned, value.value);
     set[index_of(*value.spec)] = true;
   }
 }
@@ -94,7 +93,7 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   profile->file_path_ = sources.file_path;
   profile->sources_.assign(table.size(), SettingSource::kDefault);
 
-  BudgetSettings global = sources.base;
+  TunedSettings global = sources.base;
   std::vector<bool> set(table.size(), false);
   // In precedence order: each source's values land over the last one's, and so do their marks.
   const auto apply_source = [&](const std::vector<SettingValue>& values, SettingSource source) {
@@ -108,7 +107,7 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
   if (running != nullptr) {
     for (const SettingSpec& spec : table) {
       if (spec.scope != SettingScope::kStartup) continue;
-      const BudgetSettings& old = running->global();
+      const TunedSettings old = running->tuned();
       if (spec.get(global) == spec.get(old)) continue;
       profile->notes_.push_back(fmt::format(
           "{}: {} -> {} takes effect at the next start; {} stays in force", spec.key,
@@ -119,17 +118,18 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
 
   // Rules start from the values the sources gave, before anything is derived from them: a rule
   // with its own budget derives its own cap and chunk size.
-  const BudgetSettings underived = global;
-  derive(global, set);
+  const TunedSettings underived = global;
+  derive(global.budget, set);
   for (const SettingSpec& spec : table) {
     if (spec.get(global) != spec.get(underived)) {
       profile->sources_[index_of(spec)] = SettingSource::kDerived;
     }
   }
-  for (const SettingConflict& conflict : check_setting_rules(global, "")) {
+  for (const SettingConflict& conflict : check_setting_rules(global.budget, "")) {
     errors.push_back(profile->explain(conflict));
   }
-  profile->global_ = Resolved{"*", global, planning_budget(global), {}, {}};
+  profile->global_ = Resolved{"*", global.budget, planning_budget(global.budget), {}, {}};
+  profile->process_ = global.process;
 
   if (sources.file) {
     profile->rules_ = resolve_tool_rules(sources.file->tools, underived, set, &errors);
@@ -140,17 +140,18 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
 }
 
 std::vector<Profile::Resolved> Profile::resolve_tool_rules(const std::vector<ToolRule>& tools,
-                                                           const BudgetSettings& underived,
+                                                           const TunedSettings& underived,
                                                            const std::vector<bool>& set,
                                                            std::vector<std::string>* errors) {
   std::vector<Resolved> rules;
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const ToolRule& rule = tools[i];
     const std::string where = fmt::format("tools[{}]", i);
-    BudgetSettings budget = underived;
+    TunedSettings tuned = underived;
     std::vector<bool> rule_set = set;
     Resolved resolved;
-    apply(rule.overrides, budget, rule_set);
+    apply(rule.overrides, tuned, rule_set);
+    BudgetSettings& budget = tuned.budget;
     for (const SettingValue& value : rule.overrides) resolved.keys.push_back(value.spec->key);
     derive(budget, rule_set);
     if (!rule.fields.empty()) {
@@ -179,9 +180,9 @@ void Profile::report_own_conflicts(const BudgetSettings& budget, std::string_vie
   }
 }
 
-ProfilePtr Profile::of(const BudgetSettings& budget) {
+ProfilePtr Profile::of(const BudgetSettings& budget, const ProcessSettings& process) {
   ConfigSources sources;
-  sources.base = budget;
+  sources.base = {budget, process};
   auto built = build(sources);
   if (auto* errors = std::get_if<std::vector<std::string>>(&built)) {
     throw std::invalid_argument(errors->front());
@@ -279,7 +280,7 @@ bool Profile::lists_tools_like(const Profile& other, Listing listing) const {
   }
   if (enforces_any() != other.enforces_any() ||
       global_.configured.observe != other.global_.configured.observe ||
-      global_.configured.tool_list != other.global_.configured.tool_list ||
+      process_.tool_list != other.process_.tool_list ||
       global_.configured.page_size != other.global_.configured.page_size ||
       largest_max_page_size() != other.largest_max_page_size()) {
     return false;
@@ -317,10 +318,10 @@ std::string Profile::describe() const {
                                 file_path_ ? "file " + *file_path_ : "no file");
   std::size_t width = 0;
   for (const SettingSpec& spec : table) {
-    width = std::max(width, spec.key.size() + format_setting(spec, global_.configured).size());
+    width = std::max(width, spec.key.size() + format_setting(spec, tuned()).size());
   }
   for (const SettingSpec& spec : table) {
-    const std::string value = format_setting(spec, global_.configured);
+    const std::string value = format_setting(spec, tuned());
     out += fmt::format("{}: {}{}  # {}\n", spec.key, value,
                        std::string(width - spec.key.size() - value.size(), ' '),
                        to_string(sources_[index_of(spec)]));
@@ -331,13 +332,14 @@ std::string Profile::describe() const {
   for (const Resolved& rule : rules_) {
     out += fmt::format("  - match: {}\n", quoted(rule.glob));
     for (const std::string_view key : rule.keys) {
-      out += fmt::format("    {}: {}\n", key, format_setting(spec_of(key), rule.configured));
+      out += fmt::format("    {}: {}\n", key,
+                         format_setting(spec_of(key), {rule.configured, process_}));
     }
     // What derive() gave the rule: read back, the global value (now set) would apply instead.
     for (const std::string_view key : {"hardCap", "chunkSize"}) {
       if (std::find(rule.keys.begin(), rule.keys.end(), key) != rule.keys.end()) continue;
-      const std::string value = format_setting(spec_of(key), rule.configured);
-      if (value != format_setting(spec_of(key), global_.configured)) {
+      const std::string value = format_setting(spec_of(key), {rule.configured, process_});
+      if (value != format_setting(spec_of(key), tuned())) {
         out += fmt::format("    {}: {}  # derived\n", key, value);
       }
     }
@@ -349,8 +351,8 @@ std::string Profile::describe() const {
 std::vector<std::string> Profile::changes_from(const Profile& older) const {
   std::vector<std::string> changes;
   for (const SettingSpec& spec : setting_table()) {
-    const std::string before = format_setting(spec, older.global_.configured);
-    const std::string after = format_setting(spec, global_.configured);
+    const std::string before = format_setting(spec, older.tuned());
+    const std::string after = format_setting(spec, tuned());
     if (before != after) changes.push_back(fmt::format("{}: {} -> {}", spec.key, before, after));
   }
   // Rules by glob: one present in both compares the keys either version overrides.
@@ -370,8 +372,8 @@ std::vector<std::string> Profile::changes_from(const Profile& older) const {
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     for (const std::string_view key : keys) {
-      const std::string before = format_setting(spec_of(key), old->configured);
-      const std::string after = format_setting(spec_of(key), rule.configured);
+      const std::string before = format_setting(spec_of(key), {old->configured, older.process_});
+      const std::string after = format_setting(spec_of(key), {rule.configured, process_});
       if (before != after) {
         changes.push_back(
             fmt::format("tools {}.{}: {} -> {}", quoted(rule.glob), key, before, after));

@@ -30,7 +30,7 @@ std::string_view to_string(SettingSource source);
 struct ConfigSources {
   // Built-in defaults plus what only flags set (fetch tool prefix, cursor secret, spill
   // directory, --project rules).
-  BudgetSettings base;
+  TunedSettings base;
   std::optional<std::string> file_path;  // for messages and the dump
   std::optional<ConfigFile> file;
   std::vector<SettingValue> environment;   // CTXGUARD_* variables, as found at start-up
@@ -50,9 +50,9 @@ class Profile {
   static std::variant<ProfilePtr, std::vector<std::string>> build(const ConfigSources& sources,
                                                                   const Profile* running = nullptr);
 
-  // A profile of `budget` alone, no file or rules (tests, tools). Throws std::invalid_argument
-  // when `budget` breaks a rule between settings.
-  static ProfilePtr of(const BudgetSettings& budget);
+  // A profile of `budget` and `process` alone, no file or rules (tests, tools). Throws
+  // std::invalid_argument when `budget` breaks a rule between settings.
+  static ProfilePtr of(const BudgetSettings& budget, const ProcessSettings& process = {});
 
   // The settings the pipeline uses for calls of `tool`: the first matching rule's, else the
   // global ones; the estimator margin already applied (planning_budget).
@@ -72,6 +72,9 @@ class Profile {
 
   // The global settings as configured (no margin applied).
   const BudgetSettings& global() const { return global_.configured; }
+
+  // The settings the whole process shares (the cache, cursors, tools/list).
+  const ProcessSettings& process() const { return process_; }
 
   // Whether ctxguard rewrites anything: some tool is in enforce mode (for some client). When not,
   // tools/list and the instructions go out untouched too.
@@ -135,7 +138,7 @@ class Profile {
   // tools[] resolved over `underived` (whose settings `set` marks as given); conflicts the rules
   // take part in go to `errors` when given.
   static std::vector<Resolved> resolve_tool_rules(const std::vector<ToolRule>& tools,
-                                                  const BudgetSettings& underived,
+                                                  const TunedSettings& underived,
                                                   const std::vector<bool>& set,
                                                   std::vector<std::string>* errors);
   // The presets, the file's client rules and every scope they can select.
@@ -148,7 +151,11 @@ class Profile {
                                    const std::vector<std::string_view>& keys,
                                    std::vector<std::string>& errors);
 
+  // The global settings the setting table shows: the global policy and the process's.
+  TunedSettings tuned() const { return {global_.configured, process_}; }
+
   Resolved global_;
+  ProcessSettings process_;
   std::vector<SettingSource> sources_;  // of each global setting, in setting_table() order
   std::vector<Resolved> rules_;
   std::vector<ClientLayer> presets_;

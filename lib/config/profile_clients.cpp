@@ -70,30 +70,29 @@ void Profile::resolve_client_scope(const ConfigSources& sources, const ClientLay
                                    const ClientLayer* rule, ClientScope& scope,
                                    std::vector<std::string>* errors) const {
   const auto table = setting_table();
-  BudgetSettings budget = sources.base;
+  // The process's settings (tuned.process) are the global ones whatever the client: only
+  // tuned.budget is kept.
+  TunedSettings tuned = sources.base;
   std::vector<bool> set(table.size(), false);
   std::vector<std::string_view> keys;  // what the client's layers set
-  if (sources.file) apply(sources.file->settings, budget, set);
-  apply(sources.environment, budget, set);
-  apply(sources.command_line, budget, set);
+  if (sources.file) apply(sources.file->settings, tuned, set);
+  apply(sources.environment, tuned, set);
+  apply(sources.command_line, tuned, set);
   // A preset's limits tighten what the sources say, never loosen it: a limit the user set lower
   // stays, and a file that spells out `maxChars: 0` (no limit) still gets the client's.
   if (preset != nullptr) {
     for (const SettingValue& value : preset->values) {
-      const std::uint64_t current = value.spec->get(budget);
-      if (current == 0 || value.value < current) value.spec->set(budget, value.value);
+      const std::uint64_t current = value.spec->get(tuned);
+      if (current == 0 || value.value < current) value.spec->set(tuned, value.value);
     }
   }
-  // Start-up settings are the process's: whatever the running profile kept.
-  for (const SettingSpec& spec : table) {
-    if (spec.scope == SettingScope::kStartup) spec.set(budget, spec.get(global_.configured));
-  }
-  if (rule != nullptr) apply(rule->values, budget, set);
+  if (rule != nullptr) apply(rule->values, tuned, set);
   for (const ClientLayer* layer : {preset, rule}) {
     if (layer == nullptr) continue;
     for (const SettingValue& value : layer->values) keys.push_back(value.spec->key);
   }
-  const BudgetSettings underived = budget;
+  const TunedSettings underived = tuned;
+  BudgetSettings& budget = tuned.budget;
   derive(budget, set);
   if (errors != nullptr) {
     const ClientLayer* named = rule != nullptr ? rule : preset;

@@ -15,8 +15,8 @@ namespace ctxguard::config::layers {
 // The position of `spec` in setting_table(): the index of its "set" mark.
 std::size_t index_of(const SettingSpec& spec);
 
-// Applies `values` (checked when they were read) over `budget`, marking what they set.
-void apply(const std::vector<SettingValue>& values, BudgetSettings& budget, std::vector<bool>& set);
+// Applies `values` (checked when they were read) over `tuned`, marking what they set.
+void apply(const std::vector<SettingValue>& values, TunedSettings& tuned, std::vector<bool>& set);
 
 // The defaults that follow other settings, for those no source set: a budget raised past the
 // default cap keeps the 1:3 ratio (the user asked for more room, not for an error), and a budget

@@ -22,14 +22,14 @@ constexpr std::uint64_t kGiB = kMiB * 1024;
 // The largest client limit in characters, bytes or lines (Claude Desktop's is 1 MiB).
 constexpr std::uint64_t kLimitMax = 64 * kMiB;
 
-// A member of BudgetSettings as a setting's get/set pair: `PATH` is the member's path from a
-// BudgetSettings named `b` ("token_budget", "summary.chunk_tokens").
-#define CTXGUARD_NUMBER(PATH)                                                                  \
-  [](const BudgetSettings& b) -> std::uint64_t { return static_cast<std::uint64_t>(b.PATH); }, \
-      [](BudgetSettings& b, std::uint64_t v) { b.PATH = static_cast<decltype(b.PATH)>(v); }
-#define CTXGUARD_SWITCH(PATH)                                              \
-  [](const BudgetSettings& b) -> std::uint64_t { return b.PATH ? 1 : 0; }, \
-      [](BudgetSettings& b, std::uint64_t v) { b.PATH = v != 0; }
+// A member of TunedSettings as a setting's get/set pair: `PATH` is the member's path from a
+// TunedSettings named `t` ("budget.token_budget", "process.cache_bytes").
+#define CTXGUARD_NUMBER(PATH)                                                                 \
+  [](const TunedSettings& t) -> std::uint64_t { return static_cast<std::uint64_t>(t.PATH); }, \
+      [](TunedSettings& t, std::uint64_t v) { t.PATH = static_cast<decltype(t.PATH)>(v); }
+#define CTXGUARD_SWITCH(PATH)                                             \
+  [](const TunedSettings& t) -> std::uint64_t { return t.PATH ? 1 : 0; }, \
+      [](TunedSettings& t, std::uint64_t v) { t.PATH = v != 0; }
 
 using Kind = SettingKind;
 using Scope = SettingScope;
@@ -41,97 +41,97 @@ const std::array kSettings{
     SettingSpec{"mode", "mode", "CTXGUARD_MODE", Kind::kChoice, Scope::kTool, 0, 1,
                 "enforce: rewrite answers; observe: forward them untouched and log what enforce "
                 "would have done (shadow / A-B)",
-                CTXGUARD_SWITCH(observe), kModeChoices},
+                CTXGUARD_SWITCH(budget.observe), kModeChoices},
     SettingSpec{"tokenBudget", "token-budget", "CTXGUARD_TOKEN_BUDGET", Kind::kCount, Scope::kTool,
                 100, kTokensMax,
                 "estimated tokens above which a tool result is compacted, paginated, summarized",
-                CTXGUARD_NUMBER(token_budget)},
+                CTXGUARD_NUMBER(budget.token_budget)},
     SettingSpec{"hardCap", "hard-cap", "CTXGUARD_HARD_CAP", Kind::kCount, Scope::kTool, 100,
                 kTokensMax,
                 "estimated tokens no answer exceeds; larger ones are cut as text (default: 3x "
                 "tokenBudget when only that is raised past 12000)",
-                CTXGUARD_NUMBER(hard_cap)},
+                CTXGUARD_NUMBER(budget.hard_cap)},
     SettingSpec{"maxChars", "max-chars", "CTXGUARD_MAX_CHARS", Kind::kCount, Scope::kTool, 0,
                 kLimitMax,
                 "characters (UTF-16 code units) no answer exceeds, its text items joined; for "
                 "clients that cut by characters (0: no limit)",
-                CTXGUARD_NUMBER(max_chars)},
+                CTXGUARD_NUMBER(budget.max_chars)},
     SettingSpec{"maxBytes", "max-bytes", "CTXGUARD_MAX_BYTES", Kind::kBytes, Scope::kTool, 0,
                 kLimitMax,
                 "UTF-8 bytes no answer exceeds, its text items joined (K, M suffix; 0: no limit)",
-                CTXGUARD_NUMBER(max_bytes)},
+                CTXGUARD_NUMBER(budget.max_bytes)},
     SettingSpec{"maxLines", "max-lines", "CTXGUARD_MAX_LINES", Kind::kCount, Scope::kTool, 0,
                 kLimitMax, "lines no answer exceeds, its text items joined (0: no limit)",
-                CTXGUARD_NUMBER(max_lines)},
+                CTXGUARD_NUMBER(budget.max_lines)},
     SettingSpec{"maxJsonBytes", "max-json-bytes", "CTXGUARD_MAX_JSON_BYTES", Kind::kBytes,
                 Scope::kTool, 0, kLimitMax,
                 "UTF-8 bytes no answer exceeds as JSON: structuredContent when there is one, else "
                 "its text items as a content array; for clients that measure that, like Codex (K, "
                 "M suffix; 0: no limit)",
-                CTXGUARD_NUMBER(max_json_bytes)},
+                CTXGUARD_NUMBER(budget.max_json_bytes)},
     SettingSpec{"estimatorMargin", "estimator-margin", "CTXGUARD_ESTIMATOR_MARGIN", Kind::kCount,
                 Scope::kTool, 0, 50,
                 "percent added to every token estimate: answers are planned against "
                 "tokenBudget * 100 / (100 + margin)",
-                CTXGUARD_NUMBER(estimator_margin_percent)},
+                CTXGUARD_NUMBER(budget.estimator_margin_percent)},
     SettingSpec{"pageSize", "page-size", "CTXGUARD_PAGE_SIZE", Kind::kCount, Scope::kTool, 1,
                 100'000,
                 "items kept when a long array is cut (arrays of 10 items or fewer never are)",
-                CTXGUARD_NUMBER(page_size)},
+                CTXGUARD_NUMBER(budget.page_size)},
     SettingSpec{"maxPageSize", "max-page-size", "CTXGUARD_MAX_PAGE_SIZE", Kind::kCount,
                 Scope::kTool, 1, 100'000, "largest `limit` ctxguard_fetch accepts",
-                CTXGUARD_NUMBER(max_page_size)},
+                CTXGUARD_NUMBER(budget.max_page_size)},
     SettingSpec{"chunkSize", "chunk-size", "CTXGUARD_CHUNK_SIZE", Kind::kCount, Scope::kTool, 50,
                 kTokensMax,
                 "estimated tokens above which plain text is served in chunks (default: half the "
                 "budget when that is lower than 2000)",
-                CTXGUARD_NUMBER(summary.chunk_tokens)},
+                CTXGUARD_NUMBER(budget.summary.chunk_tokens)},
     SettingSpec{"maxString", "max-string", "CTXGUARD_MAX_STRING", Kind::kCount, Scope::kTool, 0,
                 1'000'000, "characters kept of a long string in a summarized answer (0: never cut)",
-                CTXGUARD_NUMBER(summary.max_string_chars)},
+                CTXGUARD_NUMBER(budget.summary.max_string_chars)},
     SettingSpec{"maxDepth", "max-depth", "CTXGUARD_MAX_DEPTH", Kind::kCount, Scope::kTool, 0, 64,
                 "nesting shown in a summarized answer; deeper values become placeholders (0: any)",
-                CTXGUARD_NUMBER(summary.max_depth)},
+                CTXGUARD_NUMBER(budget.summary.max_depth)},
     SettingSpec{"pagination", "pagination", "CTXGUARD_PAGINATION", Kind::kSwitch, Scope::kTool, 0,
                 1, "long arrays are cut to a page, with a cursor to the rest",
-                CTXGUARD_SWITCH(pagination)},
+                CTXGUARD_SWITCH(budget.pagination)},
     SettingSpec{"summarization", "summarization", "CTXGUARD_SUMMARIZATION", Kind::kSwitch,
                 Scope::kTool, 0, 1,
                 "long strings are cut, deep values collapsed and records projected to fit",
-                CTXGUARD_SWITCH(summarization)},
+                CTXGUARD_SWITCH(budget.summarization)},
     SettingSpec{"projection", "projection", "CTXGUARD_PROJECTION", Kind::kSwitch, Scope::kTool, 0,
                 1, "records may lose fields when nothing else makes an answer fit",
-                CTXGUARD_SWITCH(summary.project)},
+                CTXGUARD_SWITCH(budget.summary.project)},
     SettingSpec{"chunking", "chunking", "CTXGUARD_CHUNKING", Kind::kSwitch, Scope::kTool, 0, 1,
                 "plain text over chunkSize is served in chunks cut at semantic boundaries",
-                CTXGUARD_SWITCH(chunking)},
+                CTXGUARD_SWITCH(budget.chunking)},
     SettingSpec{"search", "search", "CTXGUARD_SEARCH", Kind::kSwitch, Scope::kTool, 0, 1,
-                "ctxguard_fetch `query` may search these results", CTXGUARD_SWITCH(search)},
+                "ctxguard_fetch `query` may search these results", CTXGUARD_SWITCH(budget.search)},
     SettingSpec{"tables", "tables", "CTXGUARD_TABLES", Kind::kSwitch, Scope::kTool, 0, 1,
                 "uniform arrays of flat objects as {\"columns\",\"rows\"} (lossless, fewer tokens)",
-                CTXGUARD_SWITCH(summary.tables)},
+                CTXGUARD_SWITCH(budget.summary.tables)},
     SettingSpec{"cursorTtl", "cursor-ttl", "CTXGUARD_CURSOR_TTL", Kind::kSeconds, Scope::kStartup,
                 1, 604'800, "seconds a cursor stays valid after the result's last use",
-                [](const BudgetSettings& b) -> std::uint64_t {
-                  return static_cast<std::uint64_t>(b.cursor_ttl.count()) * 1000;
+                [](const TunedSettings& t) -> std::uint64_t {
+                  return static_cast<std::uint64_t>(t.process.cursor_ttl.count()) * 1000;
                 },
-                [](BudgetSettings& b, std::uint64_t ms) {
-                  b.cursor_ttl = std::chrono::seconds((ms + 999) / 1000);
+                [](TunedSettings& t, std::uint64_t ms) {
+                  t.process.cursor_ttl = std::chrono::seconds((ms + 999) / 1000);
                 }},
     SettingSpec{"toolListBudget", "tool-list-budget", "CTXGUARD_TOOL_LIST_BUDGET", Kind::kCount,
                 Scope::kProcess, 0, kTokensMax,
                 "estimated tokens of tools/list and the instructions above which a warning is "
                 "logged: they take that much of every conversation (0: never warn)",
-                CTXGUARD_NUMBER(tool_list_budget)},
+                CTXGUARD_NUMBER(process.tool_list_budget)},
     SettingSpec{"toolList", "tool-list", "CTXGUARD_TOOL_LIST", Kind::kChoice, Scope::kProcess, 0,
                 kToolListChoices.size() - 1,
                 "how tools/list reaches the client: full (as the server sent it), compact (the "
                 "same tools written shorter), lazy (a search and a call tool instead of the "
                 "server's tools)",
-                CTXGUARD_NUMBER(tool_list), kToolListChoices},
+                CTXGUARD_NUMBER(process.tool_list), kToolListChoices},
     SettingSpec{"cacheSize", "cache-size", "CTXGUARD_CACHE_SIZE", Kind::kBytes, Scope::kProcess,
                 kMiB, 64 * kGiB, "memory for original results (K, M or G suffix, binary units)",
-                CTXGUARD_NUMBER(cache_bytes)},
+                CTXGUARD_NUMBER(process.cache_bytes)},
 };
 
 #undef CTXGUARD_NUMBER
@@ -246,7 +246,7 @@ std::string allowed_values(const SettingSpec& spec) {
 }
 
 std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
-                                         std::string_view where, BudgetSettings& budget) {
+                                         std::string_view where, TunedSettings& tuned) {
   std::optional<std::uint64_t> value;
   switch (spec.kind) {
     case SettingKind::kCount:
@@ -271,20 +271,20 @@ std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_vi
                        text.empty() ? std::string("an empty value") : std::string(text),
                        allowed_values(spec));
   }
-  spec.set(budget, *value);
+  spec.set(tuned, *value);
   return std::nullopt;
 }
 
 std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& spec,
                                                            std::string_view text,
                                                            std::string_view where) {
-  BudgetSettings scratch;
+  TunedSettings scratch;
   if (auto problem = parse_setting(spec, text, where, scratch)) return std::move(*problem);
   return SettingValue{&spec, std::string(text), spec.get(scratch)};
 }
 
-std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget) {
-  const std::uint64_t value = spec.get(budget);
+std::string format_setting(const SettingSpec& spec, const TunedSettings& tuned) {
+  const std::uint64_t value = spec.get(tuned);
   switch (spec.kind) {
     case SettingKind::kCount:
       return std::to_string(value);

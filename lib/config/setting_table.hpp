@@ -1,9 +1,9 @@
 #pragma once
-// Every tunable budget setting, once: its YAML key, CLI flag, environment variable, range and
-// help, and where it lives in BudgetSettings. The YAML file, the environment
-// and the command line all parse values through parse_setting, so a value means the same from
-// every source and is refused with the same message; --help and docs/configuration.md list this
-// table. Settings that a per-tool rule may override are all of these.
+// Every tunable setting, once: its YAML key, CLI flag, environment variable, range, help and
+// scope, and where it lives in TunedSettings (a tool's policy or the process's). The YAML file, the
+// environment and the command line all parse values through parse_setting, so a value means the
+// same from every source and is refused with the same message; --help and docs/configuration.md
+// list this table. Settings that a per-tool rule may override are all of these.
 
 #include <cstdint>
 #include <optional>
@@ -41,9 +41,10 @@ struct SettingSpec {
   std::uint64_t min = 0;
   std::uint64_t max = 0;
   std::string_view help;
-  // The setting's value in `budget`, as a number (switches 0/1, seconds in milliseconds).
-  std::uint64_t (*get)(const BudgetSettings& budget) = nullptr;
-  void (*set)(BudgetSettings& budget, std::uint64_t value) = nullptr;
+  // The setting's value in `tuned`, as a number (switches 0/1, seconds in milliseconds): a
+  // member of tuned.budget for kTool, of tuned.process for the other scopes.
+  std::uint64_t (*get)(const TunedSettings& tuned) = nullptr;
+  void (*set)(TunedSettings& tuned, std::uint64_t value) = nullptr;
   std::span<const std::string_view> choices = {};  // kChoice: the names, in stored order
 };
 
@@ -69,15 +70,15 @@ std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& sp
                                                            std::string_view text,
                                                            std::string_view where);
 
-// Parses `text` as `spec` says and stores it in `budget`. On a bad value returns the message,
+// Parses `text` as `spec` says and stores it in `tuned`. On a bad value returns the message,
 // naming `where` (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value
-// and what is allowed; `budget` is unchanged then.
+// and what is allowed; `tuned` is unchanged then.
 std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
-                                         std::string_view where, BudgetSettings& budget);
+                                         std::string_view where, TunedSettings& tuned);
 
 // The value as the docs and the effective-config dump write it ("4000", "256M", "600s", "true",
 // "observe").
-std::string format_setting(const SettingSpec& spec, const BudgetSettings& budget);
+std::string format_setting(const SettingSpec& spec, const TunedSettings& tuned);
 
 // A rule between two settings that their values break.
 struct SettingConflict {

@@ -76,13 +76,6 @@ struct BudgetSettings {
   std::size_t page_size = 50;       // items on a page when an array is cut
   std::size_t max_page_size = 200;  // the most `limit` may ask for in ctxguard_fetch
   std::size_t min_cut_items = 10;   // arrays this short are never cut
-  std::chrono::seconds cursor_ttl{600};
-  std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
-  // Estimated tokens of tools/list (all pages) and the instructions above which ctxguard warns:
-  // they sit in every conversation before any call (docs/configuration.md). 0: never warn.
-  std::size_t tool_list_budget = 10000;
-  // How tools/list reaches the client (docs/protocol.md 4.2): one choice for the whole server.
-  ToolListMode tool_list = ToolListMode::kFull;
   // Percent added to every estimate (a safety margin): answers are planned against
   // token_budget * 100 / (100 + margin), see planning_budget().
   std::size_t estimator_margin_percent = 0;
@@ -91,10 +84,28 @@ struct BudgetSettings {
   bool summarization = true;  // long strings cut, deep values collapsed, records projected
   bool chunking = true;       // long plain text served in chunks
   bool search = true;         // ctxguard_fetch `query` over these results
+  SummarySettings summary;
+};
+
+// What the whole process shares, whatever the tool: one cache, one cursor key and lifetime, one
+// tools/list (docs/configuration.md). Set globally only; per-tool and client rules cannot.
+struct ProcessSettings {
+  std::chrono::seconds cursor_ttl{600};
+  std::size_t cache_bytes = std::size_t{256} << 20;  // memory for original results
+  // Estimated tokens of tools/list (all pages) and the instructions above which ctxguard warns:
+  // they sit in every conversation before any call (docs/configuration.md). 0: never warn.
+  std::size_t tool_list_budget = 10000;
+  // How tools/list reaches the client (docs/protocol.md 4.2): one choice for the whole server.
+  ToolListMode tool_list = ToolListMode::kFull;
   std::optional<std::string> cursor_secret;  // random per process when empty
   // When the server has its own tool named ctxguard_fetch, ours becomes <prefix>ctxguard_fetch.
   std::string fetch_tool_prefix = "proxy_";
-  SummarySettings summary;
+};
+
+// Everything the setting table (setting_table.hpp) reads and writes, each in its scope.
+struct TunedSettings {
+  BudgetSettings budget;    // SettingScope::kTool: the policy of a tool's calls
+  ProcessSettings process;  // kProcess and kStartup
 };
 
 // `budget` as the pipeline plans with it: the budget and the cap lowered by the estimator
@@ -126,7 +137,8 @@ struct Settings {
   std::vector<std::string> server_command;  // argv of the MCP server; [0] is looked up on PATH
   LogSettings log;
   LifecycleSettings lifecycle;
-  BudgetSettings budget;
+  BudgetSettings budget;  // the global policy of tools' calls (rules resolved by config::Profile)
+  ProcessSettings process;
   TelemetrySettings telemetry;
   std::size_t max_message_bytes = std::size_t{256} << 20;  // longer lines are refused
   // --client: the client name assumed for a client that gives none in clientInfo (selects its

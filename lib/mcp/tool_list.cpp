@@ -154,7 +154,7 @@ ToolListEdit ToolListEditor::edit(json::object& result, const config::Profile& p
 
 void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile& profile,
                                        std::string_view client, ToolListEdit& edit) {
-  const config::ToolListMode mode = profile.global().tool_list;
+  const config::ToolListMode mode = profile.process().tool_list;
   const bool size_hints = lists_size_hints(client);
   // The guidance said once in the instructions leaves the descriptions only for a client that
   // shows the model the instructions.
@@ -198,12 +198,12 @@ void ToolListEditor::edit_server_tools(json::array& tools, const config::Profile
 
 void ToolListEditor::append_own_tools(json::array& tools, const config::Profile& profile,
                                       std::string_view client, ToolListEdit& edit) {
-  const config::ToolListMode mode = profile.global().tool_list;
+  const config::ToolListMode mode = profile.process().tool_list;
   const auto own_name = [&](std::string_view name) {
     const bool taken =
         std::find(server_names_.begin(), server_names_.end(), name) != server_names_.end();
     edit.name_collision = edit.name_collision || taken;
-    return taken ? profile.global().fetch_tool_prefix + std::string(name) : std::string(name);
+    return taken ? profile.process().fetch_tool_prefix + std::string(name) : std::string(name);
   };
   names_ =
       OwnToolNames{own_name(kFetchToolName), own_name(kSearchToolName), own_name(kCallToolName)};

@@ -183,7 +183,7 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
 }
 
 bool ResultPipeline::has_text_to_chunk(const json::object& result, const ResultTokens& tokens,
-                                       const config::BudgetSettings& budget) {
+                                       const config::BudgetSettings& budget) const {
   if (!budget.chunking) return false;
   const json::array& content = result.at("content").as_array();
   for (std::size_t i = 0; i < content.size() && i < tokens.items.size(); ++i) {
@@ -193,7 +193,7 @@ bool ResultPipeline::has_text_to_chunk(const json::object& result, const ResultT
     if (!over_chunk_size(budget, text->get_string(), tokens.items[i])) continue;
     // JSON text is the JSON stages' business; everything else over the chunk size is chunked,
     // JSON too large to parse within the cache size included (json_parts: parse_text_json).
-    if (!parse_text_json(text->get_string(), budget.cache_bytes)) return true;
+    if (!parse_text_json(text->get_string(), cache_.max_bytes())) return true;
   }
   return false;
 }

@@ -115,8 +115,8 @@ class ResultPipeline {
                                               const CallContext& context);
 
   // Whether `result` holds plain text over the chunk size (chunked even within the budget).
-  static bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens,
-                                const config::BudgetSettings& budget);
+  bool has_text_to_chunk(const boost::json::object& result, const ResultTokens& tokens,
+                         const config::BudgetSettings& budget) const;
 
   const cursor::CursorCodec& codec_;
   ResultCache& cache_;

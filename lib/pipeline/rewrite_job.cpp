@@ -23,7 +23,8 @@ std::optional<RewrittenResult> RewriteJob::run(const ResultTokens& tokens,
   record_.original_tokens = tokens.total;
   const bool rewrite = context_.rewrite && !is_error;
   const FitBudget cap = FitBudget::cap_of(budget_);
-  split_ = split_result(result_, tokens, rewrite, budget_.cache_bytes);
+  // JSON text larger than the cache could hold is not parsed: it could never be kept.
+  split_ = split_result(result_, tokens, rewrite, cache_.max_bytes());
   entry_ = std::make_shared<CachedResult>();
   entry_->tool = record_.tool;
   outputs_.assign(split_.parts.size(), PartOutput{});

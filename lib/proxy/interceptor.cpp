@@ -42,13 +42,13 @@ json::object* result_of(json::value& response) {
 
 Interceptor::Interceptor(config::ProfilePtr profile, const cursor::CursorCodec& codec)
     : profile_(std::move(profile)),
-      cache_(profile_->global().cache_bytes, codec.ttl()),
+      cache_(profile_->process().cache_bytes, codec.ttl()),
       results_(codec, cache_, tool_listing_.editor().own_tool_names(), records_),
       own_tools_(codec, cache_, tool_listing_.editor(), protocol_, records_) {}
 
 bool Interceptor::set_profile(config::ProfilePtr profile, Clock::time_point now) {
-  if (profile->global().cache_bytes != cache_.max_bytes()) {
-    cache_.set_limits(profile->global().cache_bytes, cache_.ttl(), now);
+  if (profile->process().cache_bytes != cache_.max_bytes()) {
+    cache_.set_limits(profile->process().cache_bytes, cache_.ttl(), now);
   }
   const bool relist = tool_listing_.changes_listing(*profile, *profile_);
   profile_ = std::move(profile);

@@ -103,7 +103,7 @@ OwnTools::Outcome OwnTools::answer_catalog_call(ToolCall& call, mcp::Era era,
   const mcp::ToolCatalog& catalog = tool_list_.catalog();
   // The mode in force, or the one the client's list came in (a reload may have changed it since).
   const bool lazy =
-      tool_list_.lazy_listed() || profile.global().tool_list == config::ToolListMode::kLazy;
+      tool_list_.lazy_listed() || profile.process().tool_list == config::ToolListMode::kLazy;
   const std::string_view search = lazy ? std::string_view(names.search) : std::string_view();
   if (call.name == fetch_.name()) {
     const json::object* args = call.arguments.if_object();

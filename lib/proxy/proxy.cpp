@@ -111,9 +111,9 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
   become_subreaper();
   // A configured secret keeps cursors valid across restarts of ctxguard (not of its cache).
   const cursor::CursorCodec codec =
-      settings.budget.cursor_secret
-          ? cursor::CursorCodec({*settings.budget.cursor_secret}, settings.budget.cursor_ttl)
-          : cursor::CursorCodec::with_random_key(settings.budget.cursor_ttl);
+      settings.process.cursor_secret
+          ? cursor::CursorCodec({*settings.process.cursor_secret}, settings.process.cursor_ttl)
+          : cursor::CursorCodec::with_random_key(settings.process.cursor_ttl);
   asio::io_context io(1);
   // Installed before the child exists so its exit cannot be missed.
   SystemSignals signals(io);

@@ -54,7 +54,7 @@ bool ToolListing::rewrite_page(json::object& result, const Answer& answer) {
 }
 
 void ToolListing::record(const Answer& answer) {
-  const std::size_t budget = answer.profile.global().tool_list_budget;
+  const std::size_t budget = answer.profile.process().tool_list_budget;
   telemetry::CallEvent event =
       records_.make(telemetry::CallKind::kToolsList, "tools/list", answer.id, answer.line.wall_now);
   event.items_total = pages_.sent.tools();
@@ -75,7 +75,7 @@ void ToolListing::record(const Answer& answer) {
 
 bool ToolListing::rewrite_instructions(json::object& result, const config::Profile& profile) {
   const mcp::OwnToolNames& names = editor_.own_tool_names();
-  const mcp::ListingNotes notes{.mode = profile.global().tool_list,
+  const mcp::ListingNotes notes{.mode = profile.process().tool_list,
                                 .search_tool = names.search,
                                 .call_tool = names.call,
                                 .shared_guidance = editor_.shared_guidance(),
@@ -93,7 +93,7 @@ bool ToolListing::rewrite_instructions(json::object& result, const config::Profi
 // server/discover) result, so its instructions say once the guidance the descriptions repeat.
 
 bool ToolListing::holds_for_discovery(const json::object& result, const Answer& answer) const {
-  if (answer.profile.global().tool_list != config::ToolListMode::kCompact || answer.in_batch ||
+  if (answer.profile.process().tool_list != config::ToolListMode::kCompact || answer.in_batch ||
       discovery_.phase() != mcp::ToolDiscovery::Phase::kIdle) {
     return false;
   }
@@ -136,7 +136,7 @@ Verdict ToolListing::start_discovery(jsonrpc::Message& message, LineContext::Dis
 std::optional<Verdict> ToolListing::hold_first_listing(jsonrpc::Message& message, mcp::Era era,
                                                        const config::ProfilePtr& profile,
                                                        Clock::time_point now) {
-  if (era != mcp::Era::kModern || profile->global().tool_list != config::ToolListMode::kCompact ||
+  if (era != mcp::Era::kModern || profile->process().tool_list != config::ToolListMode::kCompact ||
       discovery_.phase() != mcp::ToolDiscovery::Phase::kIdle || message.batch ||
       message.envelopes.front().kind != jsonrpc::Kind::kRequest ||
       message.envelopes.front().method != session::kToolsList) {

@@ -110,34 +110,37 @@ TEST_CASE("command line: unknown options and bad values are usage errors naming 
 }
 
 TEST_CASE("command line: the budget defaults are the seeds' (4000, 12000, 50, 200, 10 min, 256M)") {
-  const BudgetSettings budget = ok(parse({"--", "server"})).settings.budget;
+  const Settings settings = ok(parse({"--", "server"})).settings;
+  const BudgetSettings& budget = settings.budget;
   CHECK(budget.token_budget == 4000);
   CHECK(budget.hard_cap == 12000);
   CHECK(budget.page_size == 50);
   CHECK(budget.max_page_size == 200);
   CHECK(budget.min_cut_items == 10);
-  CHECK(budget.cursor_ttl == std::chrono::seconds(600));
-  CHECK(budget.cache_bytes == std::size_t{256} << 20);
-  CHECK(budget.fetch_tool_prefix == "proxy_");
-  CHECK_FALSE(budget.cursor_secret.has_value());
+  const ProcessSettings& process = settings.process;
+  CHECK(process.cursor_ttl == std::chrono::seconds(600));
+  CHECK(process.cache_bytes == std::size_t{256} << 20);
+  CHECK(process.fetch_tool_prefix == "proxy_");
+  CHECK_FALSE(process.cursor_secret.has_value());
 }
 
 TEST_CASE("command line: every budget flag is read") {
-  const BudgetSettings budget =
+  const Settings settings =
       ok(parse({"--token-budget", "8000", "--hard-cap", "20000", "--page-size", "20",
                 "--max-page-size", "100", "--cursor-ttl", "90", "--cache-size", "64M",
                 "--fetch-tool-prefix", "cg_", "--", "server"}))
-          .settings.budget;
+          .settings;
+  const BudgetSettings& budget = settings.budget;
   CHECK(budget.token_budget == 8000);
   CHECK(budget.hard_cap == 20000);
   CHECK(budget.page_size == 20);
   CHECK(budget.max_page_size == 100);
-  CHECK(budget.cursor_ttl == std::chrono::seconds(90));
-  CHECK(budget.cache_bytes == std::size_t{64} << 20);
-  CHECK(budget.fetch_tool_prefix == "cg_");
-  CHECK(ok(parse({"--cache-size", "2G", "--", "s"})).settings.budget.cache_bytes == std::size_t{2}
-                                                                                        << 30);
-  CHECK(ok(parse({"--cache-size", "2097152", "--", "s"})).settings.budget.cache_bytes ==
+  CHECK(settings.process.cursor_ttl == std::chrono::seconds(90));
+  CHECK(settings.process.cache_bytes == std::size_t{64} << 20);
+  CHECK(settings.process.fetch_tool_prefix == "cg_");
+  CHECK(ok(parse({"--cache-size", "2G", "--", "s"})).settings.process.cache_bytes == std::size_t{2}
+                                                                                         << 30);
+  CHECK(ok(parse({"--cache-size", "2097152", "--", "s"})).settings.process.cache_bytes ==
         std::size_t{2} << 20);
 }
 
@@ -245,7 +248,7 @@ TEST_CASE("command line: help lists every setting with its flag, variable, key a
     CHECK_THAT(help, Catch::Contains("--" + std::string(spec.flag)));
     CHECK_THAT(help, Catch::Contains(std::string(spec.env)));
     CHECK_THAT(help, Catch::Contains("YAML " + std::string(spec.key)));
-    CHECK_THAT(help, Catch::Contains("[default " + format_setting(spec, BudgetSettings{})));
+    CHECK_THAT(help, Catch::Contains("[default " + format_setting(spec, TunedSettings{})));
   }
   CHECK_THAT(help, Catch::Contains("--check-config") && Catch::Contains("--config"));
 }

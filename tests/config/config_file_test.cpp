@@ -15,16 +15,16 @@ using namespace ctxguard::config;
 
 namespace {
 
-BudgetSettings with(std::string_view key, std::string_view text) {
-  BudgetSettings budget;
+TunedSettings with(std::string_view key, std::string_view text) {
+  TunedSettings tuned;
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
-  REQUIRE_FALSE(parse_setting(*spec, text, key, budget).has_value());
-  return budget;
+  REQUIRE_FALSE(parse_setting(*spec, text, key, tuned).has_value());
+  return tuned;
 }
 
 std::string problem(std::string_view key, std::string_view text) {
-  BudgetSettings budget;
+  TunedSettings budget;
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
   auto message = parse_setting(*spec, text, key, budget);
@@ -41,7 +41,7 @@ std::vector<std::string> errors_of(std::string_view yaml) {
 }  // namespace
 
 TEST_CASE("setting table: every setting has unique names and its default inside its range") {
-  const BudgetSettings defaults;
+  const TunedSettings defaults;
   for (const SettingSpec& spec : setting_table()) {
     INFO(spec.key);
     CHECK(find_setting(spec.key) == &spec);
@@ -50,32 +50,33 @@ TEST_CASE("setting table: every setting has unique names and its default inside 
     CHECK(spec.get(defaults) >= spec.min * scale);
     CHECK(spec.get(defaults) <= spec.max * scale);
     // What format_setting writes parses back to the same value.
-    BudgetSettings copy;
+    TunedSettings copy;
     REQUIRE_FALSE(parse_setting(spec, format_setting(spec, defaults), spec.key, copy));
     CHECK(spec.get(copy) == spec.get(defaults));
   }
-  CHECK(check_setting_rules(defaults, "").empty());
+  CHECK(check_setting_rules(defaults.budget, "").empty());
 }
 
 TEST_CASE("setting values: numbers, sizes, seconds and switches") {
-  CHECK(with("tokenBudget", "8000").token_budget == 8000);
-  CHECK(with("cacheSize", "512M").cache_bytes == std::size_t{512} << 20);
-  CHECK(with("cacheSize", "2G").cache_bytes == std::size_t{2} << 30);
-  CHECK(with("cursorTtl", "90").cursor_ttl == std::chrono::seconds(90));
-  CHECK(with("cursorTtl", "1.5s").cursor_ttl == std::chrono::seconds(2));  // whole seconds, up
-  CHECK_FALSE(with("tables", "false").summary.tables);
-  CHECK(with("tables", "on").summary.tables);
-  CHECK(with("tables", "True").summary.tables);  // YAML 1.1 spellings
-  CHECK_FALSE(with("pagination", "FALSE").pagination);
-  CHECK_FALSE(with("projection", "no").summary.project);
-  CHECK(with("maxString", "0").summary.max_string_chars == 0);
-  CHECK(with("mode", "observe").observe);
-  CHECK_FALSE(with("mode", "enforce").observe);
-  CHECK_FALSE(with("pagination", "off").pagination);
-  CHECK(with("estimatorMargin", "20").estimator_margin_percent == 20);
-  CHECK(with("toolList", "lazy").tool_list == ctxguard::config::ToolListMode::kLazy);
-  CHECK(with("toolList", "compact").tool_list == ctxguard::config::ToolListMode::kCompact);
-  CHECK(with("toolList", "full").tool_list == ctxguard::config::ToolListMode::kFull);
+  CHECK(with("tokenBudget", "8000").budget.token_budget == 8000);
+  CHECK(with("cacheSize", "512M").process.cache_bytes == std::size_t{512} << 20);
+  CHECK(with("cacheSize", "2G").process.cache_bytes == std::size_t{2} << 30);
+  CHECK(with("cursorTtl", "90").process.cursor_ttl == std::chrono::seconds(90));
+  CHECK(with("cursorTtl", "1.5s").process.cursor_ttl ==
+        std::chrono::seconds(2));  // whole seconds, up
+  CHECK_FALSE(with("tables", "false").budget.summary.tables);
+  CHECK(with("tables", "on").budget.summary.tables);
+  CHECK(with("tables", "True").budget.summary.tables);  // YAML 1.1 spellings
+  CHECK_FALSE(with("pagination", "FALSE").budget.pagination);
+  CHECK_FALSE(with("projection", "no").budget.summary.project);
+  CHECK(with("maxString", "0").budget.summary.max_string_chars == 0);
+  CHECK(with("mode", "observe").budget.observe);
+  CHECK_FALSE(with("mode", "enforce").budget.observe);
+  CHECK_FALSE(with("pagination", "off").budget.pagination);
+  CHECK(with("estimatorMargin", "20").budget.estimator_margin_percent == 20);
+  CHECK(with("toolList", "lazy").process.tool_list == ctxguard::config::ToolListMode::kLazy);
+  CHECK(with("toolList", "compact").process.tool_list == ctxguard::config::ToolListMode::kCompact);
+  CHECK(with("toolList", "full").process.tool_list == ctxguard::config::ToolListMode::kFull);
 
   CHECK(problem("tokenBudget", "lots") ==
         "tokenBudget: lots is not allowed: it must be a whole number from 100 to 10000000.");
@@ -210,11 +211,11 @@ TEST_CASE("config/ctxguard.yaml: every setting, each at its built-in default") {
   REQUIRE(std::holds_alternative<ConfigFile>(parsed));
   const ConfigFile& file = std::get<ConfigFile>(parsed);
   CHECK(file.tools.empty());
-  const BudgetSettings defaults;
+  const TunedSettings defaults;
   std::set<std::string_view> listed;
   for (const SettingValue& value : file.settings) {
     INFO(value.spec->key);
-    BudgetSettings parsed_value;
+    TunedSettings parsed_value;
     REQUIRE_FALSE(parse_setting(*value.spec, value.text, value.spec->key, parsed_value));
     CHECK(value.spec->get(parsed_value) == value.spec->get(defaults));
     listed.insert(value.spec->key);

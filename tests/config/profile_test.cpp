@@ -120,7 +120,7 @@ tools:
   CHECK(profile->enforces_any());
   CHECK(profile->largest_max_page_size() == 300);
   // A --project flag outranks the file's fields for the same tool.
-  sources.base.summary.projections = {ProjectionRule{"list_bookings", {"id"}}};
+  sources.base.budget.summary.projections = {ProjectionRule{"list_bookings", {"id"}}};
   const ProfilePtr flagged = built(sources);
   const auto& ranked = flagged->for_tool("list_bookings").summary.projections;
   REQUIRE(ranked.size() == 2);
@@ -241,8 +241,8 @@ TEST_CASE("profile: a reload keeps start-up settings and says so") {
   ConfigSources sources;
   sources.file = file_of("cursorTtl: 60\ncacheSize: 64M\n");
   const ProfilePtr next = built(sources, running.get());
-  CHECK(next->global().cursor_ttl == std::chrono::seconds(600));
-  CHECK(next->global().cache_bytes == std::size_t{64} << 20);  // the cache is resized instead
+  CHECK(next->process().cursor_ttl == std::chrono::seconds(600));
+  CHECK(next->process().cache_bytes == std::size_t{64} << 20);  // the cache is resized instead
   REQUIRE(next->notes().size() == 1);
   CHECK(next->notes()[0] ==
         "cursorTtl: 600s -> 60s takes effect at the next start; 600s stays in force");

@@ -38,14 +38,14 @@ void require_problems(const std::vector<std::string>& problems, std::string_view
   }
 }
 
-void require_in_ranges(const BudgetSettings& budget, std::string_view what) {
+void require_in_ranges(const ctxguard::config::TunedSettings& tuned, std::string_view what) {
   for (const auto& spec : ctxguard::config::setting_table()) {
     const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
-    const std::uint64_t value = spec.get(budget);
+    const std::uint64_t value = spec.get(tuned);
     require(value >= spec.min * scale && value <= spec.max * scale, "settings are in range",
             std::string(what) + ": " + std::string(spec.key) + " = " + std::to_string(value));
   }
-  const auto conflicts = ctxguard::config::check_setting_rules(budget, "");
+  const auto conflicts = ctxguard::config::check_setting_rules(tuned.budget, "");
   require(conflicts.empty(), "an accepted profile breaks no rule between settings",
           std::string(what) + ": " + (conflicts.empty() ? "" : conflicts.front().message));
 }
@@ -62,10 +62,11 @@ void check_file(const ConfigFile& file, std::string_view yaml) {
     return;
   }
   const ProfilePtr& profile = std::get<ProfilePtr>(built);
-  require_in_ranges(profile->global(), "global");
+  require_in_ranges({profile->global(), profile->process()}, "global");
   for (const auto& rule : file.tools) {
     // The rule's own glob names tools it matches (the first matching rule may be an earlier one).
-    require_in_ranges(profile->configured_for_tool(rule.glob), "rule " + rule.glob);
+    require_in_ranges({profile->configured_for_tool(rule.glob), profile->process()},
+                      "rule " + rule.glob);
   }
   const std::string described = profile->describe();
   const auto reread = ctxguard::config::parse_config(described);

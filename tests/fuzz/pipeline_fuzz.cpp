@@ -286,8 +286,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto wall_now = std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 20000);
   // Cursors carry the cache id XOR the codec's entry salt, and their bytes decide their estimated
   // tokens: with a random salt an input that broke a budget in one process would pass in the next.
-  const ctxguard::cursor::CursorCodec codec({std::string(32, 'k')}, budget.cursor_ttl, kEntrySalt);
-  ctxguard::pipeline::ResultCache cache(tiny_cache ? 4096 : budget.cache_bytes, budget.cursor_ttl);
+  const ctxguard::config::ProcessSettings process;
+  const ctxguard::cursor::CursorCodec codec({std::string(32, 'k')}, process.cursor_ttl, kEntrySalt);
+  ctxguard::pipeline::ResultCache cache(tiny_cache ? 4096 : process.cache_bytes,
+                                        process.cursor_ttl);
   const ctxguard::mcp::OwnToolNames names;
   ctxguard::pipeline::ResultPipeline pipeline(codec, cache, names);
   ctxguard::pipeline::FetchTool fetch(codec, cache, names);

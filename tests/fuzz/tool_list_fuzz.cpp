@@ -112,9 +112,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (tools == nullptr || !tools->is_array()) return 0;
   const json::array before = tools->get_array();
 
-  ctxguard::config::BudgetSettings settings;
-  settings.tool_list = static_cast<ctxguard::config::ToolListMode>(mode);
-  const auto profile = ctxguard::config::Profile::of(settings);
+  ctxguard::config::ProcessSettings process;
+  process.tool_list = static_cast<ctxguard::config::ToolListMode>(mode);
+  const auto profile = ctxguard::config::Profile::of({}, process);
   ctxguard::mcp::ToolListEditor editor;
   result.erase("nextCursor");
   editor.edit(result, *profile, "fuzz");

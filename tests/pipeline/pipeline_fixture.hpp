@@ -37,10 +37,12 @@ struct CodecSecrets {
 };
 
 struct Fixture {
-  explicit Fixture(config::BudgetSettings settings = small_budget(), CodecSecrets secrets = {})
+  explicit Fixture(config::BudgetSettings settings = small_budget(), CodecSecrets secrets = {},
+                   config::ProcessSettings shared = {})
       : budget(std::move(settings)),
-        codec({std::move(secrets.key)}, budget.cursor_ttl, secrets.salt),
-        cache(budget.cache_bytes, budget.cursor_ttl),
+        process_settings(std::move(shared)),
+        codec({std::move(secrets.key)}, process_settings.cursor_ttl, secrets.salt),
+        cache(process_settings.cache_bytes, process_settings.cursor_ttl),
         pipeline(codec, cache, names),
         fetch(codec, cache, names) {}
 
@@ -60,6 +62,7 @@ struct Fixture {
   }
 
   config::BudgetSettings budget;
+  config::ProcessSettings process_settings;
   cursor::CursorCodec codec;
   ResultCache cache;
   mcp::OwnToolNames names;

@@ -452,17 +452,17 @@ TEST_CASE("pipeline: JSON too large to parse within the cache size is chunked as
   std::string numbers = "[";
   for (int i = 0; i < 400000; ++i) numbers += (i == 0 ? "" : ",") + std::to_string(i % 10);
   numbers += "]";
-  auto budget = small_budget();
-  budget.cache_bytes = 4 << 20;
-  Fixture fixture(budget);
+  ctxguard::config::ProcessSettings process;
+  process.cache_bytes = 4 << 20;
+  Fixture fixture(small_budget(), {}, process);
   auto rewritten = fixture.process(text_result(numbers));
   REQUIRE(rewritten.has_value());
   CHECK(rewritten->record.stages == std::vector<std::string_view>{"chunk"});
   CHECK(numbers.starts_with(text_at(rewritten->result, 0)));
 
   // With room for the parsed form, the same array is paginated.
-  budget.cache_bytes = 256 << 20;
-  Fixture roomy(budget);
+  process.cache_bytes = 256 << 20;
+  Fixture roomy(small_budget(), {}, process);
   auto paginated = roomy.process(text_result(numbers));
   REQUIRE(paginated.has_value());
   CHECK(std::find(paginated->record.stages.begin(), paginated->record.stages.end(),

@@ -30,7 +30,7 @@ using ctxguard::telemetry::CallKind;
 struct OwnToolsBench {
   ctxguard::cursor::CursorCodec codec{{std::string(32, 'o')}, std::chrono::seconds(600)};
   ctxguard::config::ProfilePtr profile = ctxguard::config::Profile::of({});
-  ctxguard::pipeline::ResultCache cache{profile->global().cache_bytes, codec.ttl()};
+  ctxguard::pipeline::ResultCache cache{profile->process().cache_bytes, codec.ttl()};
   ctxguard::mcp::ToolListEditor tool_list;
   ctxguard::pipeline::ResultPipeline pipeline{codec, cache, tool_list.own_tool_names()};
   ctxguard::mcp::ProtocolState protocol;
@@ -124,9 +124,9 @@ TEST_CASE("own tools: a tool's definition is asked of the catalog; unknown befor
 
 TEST_CASE("own tools: in lazy mode the call tool becomes the call it stands for") {
   OwnToolsBench bench;
-  ctxguard::config::BudgetSettings lazy;
+  ctxguard::config::ProcessSettings lazy;
   lazy.tool_list = ctxguard::config::ToolListMode::kLazy;
-  bench.profile = ctxguard::config::Profile::of(lazy);
+  bench.profile = ctxguard::config::Profile::of({}, lazy);
   const std::string call_tool = bench.tool_list.own_tool_names().call;
   const OwnTools::Outcome outcome = bench.send(
       call(5, call_tool.c_str(),

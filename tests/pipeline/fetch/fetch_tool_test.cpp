@@ -114,11 +114,12 @@ TEST_CASE("fetch: malformed, tampered, foreign, expired and evicted cursors say 
   CHECK(error_text(fixture.fetch_page({{"cursor", foreign.encode(*payload)}})).find("altered") !=
         std::string::npos);
 
-  fixture.wall_now += fixture.budget.cursor_ttl + std::chrono::seconds(1);
+  fixture.wall_now += fixture.process_settings.cursor_ttl + std::chrono::seconds(1);
   CHECK(error_text(fixture.fetch_page({{"cursor", cursor}})).find("expired") != std::string::npos);
 
-  fixture.wall_now -= fixture.budget.cursor_ttl;
-  fixture.now += fixture.budget.cursor_ttl + std::chrono::seconds(1);  // the cache entry expired
+  fixture.wall_now -= fixture.process_settings.cursor_ttl;
+  fixture.now +=
+      fixture.process_settings.cursor_ttl + std::chrono::seconds(1);  // the cache entry expired
   CHECK(error_text(fixture.fetch_page({{"cursor", cursor}})).find("no longer cached") !=
         std::string::npos);
 }
