@@ -47,19 +47,22 @@ if [[ ! -d "$corpus" ]]; then
   mv "$corpus.tmp" "$corpus"
 fi
 
-# The answers of every input, in one order; libFuzzer's own lines (timings) are left out.
+# The answers of every input, in one order; libFuzzer's own lines (timings, its banner naming
+# the binary) are left out.
 answers() {  # answers BINARY OUT
   find "$corpus" -type f -print0 | sort -z |
     xargs -0 -n 200 env CTXGUARD_FUZZ_VERBOSE=1 "$1" -runs=1 2>&1 >/dev/null |
-    grep -v -E '^(INFO:|Executed |MERGE|\*\*\*|Done |#|Running: )' >"$2" || true
+    grep -a -v -E '^(INFO:|Executed |MERGE|\*\*\*|Done |#|Running: )' | grep -a -v -F "$1: " >"$2" || true
 }
 answers "$old_fuzz" "$work/answers-$old.txt"
 answers "$new_fuzz" "$work/answers-$new.txt"
 
 inputs="$(find "$corpus" -type f | wc -l)"
 count="$(wc -l <"$work/answers-$new.txt")"
+first="$(grep -a -c '^first answer: ' "$work/answers-$new.txt" || true)"
 if cmp -s "$work/answers-$old.txt" "$work/answers-$new.txt"; then
-  echo "answers-identical: $inputs inputs, $count answers: $old and $new answer byte for byte alike"
+  echo "answers-identical: $inputs inputs, $count answers ($first first answers, the rest fetches):" \
+    "$old and $new answer byte for byte alike"
   exit 0
 fi
 echo "answers-identical: $inputs inputs: $old and $new differ" >&2
