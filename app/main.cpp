@@ -83,8 +83,7 @@ int run(int argc, char** argv) {
   }
   // The global settings (the spill directory; the cache, cursor lifetime and tools/list) as the
   // file says too.
-  command_line.settings.budget = profile->global();
-  command_line.settings.process = profile->process();
+  profile->copy_globals_to(command_line.settings);
 
   // The secret is read from the environment, not a flag: flags show up in `ps`.
   if (const char* secret = std::getenv("CTXGUARD_CURSOR_SECRET"); secret != nullptr && *secret) {

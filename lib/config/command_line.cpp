@@ -267,6 +267,38 @@ const std::string* stray_word(const std::vector<std::string>& args,
   return nullptr;
 }
 
+// The process's own options: logging, the lifecycle timeouts, the longest message, the client
+// assumed for one that names none.
+std::optional<UsageError> read_process_options(const po::variables_map& vm,
+                                               const Environment& environment, Settings& settings) {
+  const std::string& level = vm["log-level"].as<std::string>();
+  if (auto parsed = logging::parse_level(level)) {
+    settings.log.level = *parsed;
+  } else {
+    return UsageError{"--log-level '" + level +
+                      "' is not one of trace, debug, info, warn, error, critical, off"};
+  }
+  if (vm.count("log-file")) settings.log.file = vm["log-file"].as<std::string>();
+
+  for (auto [name, target] : {std::pair{"shutdown-timeout", &settings.lifecycle.shutdown_timeout},
+                              std::pair{"kill-timeout", &settings.lifecycle.kill_timeout},
+                              std::pair{"metrics-linger", &settings.telemetry.metrics_linger}}) {
+    auto value = seconds_option(vm, name);
+    if (auto* error = std::get_if<UsageError>(&value)) return std::move(*error);
+    *target = std::get<std::chrono::milliseconds>(value);
+  }
+  settings.max_message_bytes = vm["max-message-bytes"].as<std::size_t>();
+  settings.assumed_client =
+      flag_or_variable(vm, environment, "client", "CTXGUARD_CLIENT").value_or(std::string());
+  if (settings.assumed_client.size() > 256) {
+    return UsageError{"--client is longer than 256 characters"};
+  }
+  if (settings.max_message_bytes < 1024) {
+    return UsageError{"--max-message-bytes must be at least 1024"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string help_text() {
@@ -316,32 +348,7 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   }
 
   Settings& settings = command_line.settings;
-  const std::string& level = vm["log-level"].as<std::string>();
-  if (auto parsed = logging::parse_level(level)) {
-    settings.log.level = *parsed;
-  } else {
-    return UsageError{"--log-level '" + level +
-                      "' is not one of trace, debug, info, warn, error, critical, off"};
-  }
-  if (vm.count("log-file")) settings.log.file = vm["log-file"].as<std::string>();
-
-  for (auto [name, target] : {std::pair{"shutdown-timeout", &settings.lifecycle.shutdown_timeout},
-                              std::pair{"kill-timeout", &settings.lifecycle.kill_timeout},
-                              std::pair{"metrics-linger", &settings.telemetry.metrics_linger}}) {
-    auto value = seconds_option(vm, name);
-    if (auto* error = std::get_if<UsageError>(&value)) return std::move(*error);
-    *target = std::get<std::chrono::milliseconds>(value);
-  }
-  settings.max_message_bytes = vm["max-message-bytes"].as<std::size_t>();
-  settings.assumed_client =
-      flag_or_variable(vm, environment, "client", "CTXGUARD_CLIENT").value_or(std::string());
-  if (settings.assumed_client.size() > 256) {
-    return UsageError{"--client is longer than 256 characters"};
-  }
-  if (settings.max_message_bytes < 1024) {
-    return UsageError{"--max-message-bytes must be at least 1024"};
-  }
-
+  if (auto error = read_process_options(vm, environment, settings)) return std::move(*error);
   if (auto error = read_telemetry(vm, environment, settings.telemetry)) return std::move(*error);
   if (auto error = read_settings(vm, environment, command_line.sources)) return std::move(*error);
   if (vm.count("check-config")) {
@@ -356,8 +363,7 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
     if (!command_line.sources.file_path)
       return UsageError{fmt::format("{}", fmt::join(*errors, "\n  "))};
   } else {
-    settings.budget = std::get<ProfilePtr>(profile)->global();
-    settings.process = std::get<ProfilePtr>(profile)->process();
+    std::get<ProfilePtr>(profile)->copy_globals_to(settings);
   }
   if (command_line.action == CommandLine::Action::kCheckConfig) return command_line;
   if (separator == args.end() || separator + 1 == args.end()) {

@@ -76,6 +76,12 @@ class Profile {
   // The settings the whole process shares (the cache, cursors, tools/list).
   const ProcessSettings& process() const { return process_; }
 
+  // Puts the global settings, the tools' and the process's, into `settings`.
+  void copy_globals_to(Settings& settings) const {
+    settings.budget = global_.configured;
+    settings.process = process_;
+  }
+
   // Whether ctxguard rewrites anything: some tool is in enforce mode (for some client). When not,
   // tools/list and the instructions go out untouched too.
   bool enforces_any() const;
