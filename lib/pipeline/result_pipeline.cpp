@@ -172,13 +172,13 @@ std::optional<RewrittenResult> ResultPipeline::process_resource(
     }
     out.push_back(std::move((*contents)[i]));
   }
+  // The result's members in their order; `contents` (an object holds a key once) takes its place
+  // first and the new items after.
   for (json::key_value_pair& member : result) {
-    if (member.key() == "contents") {
-      rewritten.result["contents"] = std::move(out);
-    } else {
-      rewritten.result[member.key()] = std::move(member.value());
-    }
+    json::value& slot = rewritten.result[member.key()];
+    if (member.key() != "contents") slot = std::move(member.value());
   }
+  rewritten.result["contents"] = std::move(out);
   return rewritten;
 }
 
