@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Dockerfile for real and checks the image: podman from Debian with the overlay storage
-# driver (vfs where the kernel will not mount overlay) and chroot isolation (no Docker engine, no daemon), FROM images made locally with
-# debootstrap from the machine's own apt mirror (no registry is reachable). The image is checked
-# without running a container (crun cannot here: cgroups in hybrid mode): its root is mounted
-# and its ctxguard run inside it with chroot, --version and wrap --help.
+# driver (vfs where the kernel will not mount overlay) and chroot isolation (no Docker engine, no
+# daemon), FROM images made locally with debootstrap from the machine's own apt mirror (no
+# registry is reachable). The image is checked without running a container (crun cannot here:
+# cgroups in hybrid mode): its root is mounted and its ctxguard run inside it with chroot,
+# --version and wrap --help.
 #
 # Where podman cannot build (no root, no chroot), it says why and runs the Dockerfile's build
 # step without the engine instead: scripts/package.sh with the Dockerfile's own options, into a

@@ -54,8 +54,9 @@ took "configure"
 
 # Wine runs the test programs in CTest, each once, whole (tests/CMakeLists.txt). A wineserver, and
 # the services the first wine process starts, would inherit the output pipe of whichever CTest
-# step started them, and that step would wait for their idle exit (2.4 s a test). So one persistent server and its services start here with their output elsewhere,
-# serve every wine process of this run, and are stopped on exit. The prefix is private and kept.
+# step started them, and that step would wait for their idle exit (2.4 s a test). So one persistent
+# server and its services start here with their output elsewhere, serve every wine process of this
+# run, and are stopped on exit. The prefix is private and kept.
 # No wine-mono or wine-gecko: console programs do not need them, and wineboot would ask for them.
 export WINEPREFIX="$build/wineprefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 export CTXGUARD_WINE64="$wine64"  # for the emulator, cmake/toolchains/wine-run.sh
