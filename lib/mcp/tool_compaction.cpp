@@ -27,15 +27,12 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
-// Where the sentence that may end at text[at] ('.', '!' or '?') ends with its blank space, or
-// npos when it goes on: the end of the text, or blank space before anything but a lowercase
-// letter ("e.g. this" goes on).
+// Where the sentence whose stop ('.', '!' or '?') is at text[at] ends with its blank space, or
+// npos when it goes on: past the closing marks, the end of the text, or blank space before
+// anything but a lowercase letter ("e.g. this" goes on).
 std::size_t sentence_end(std::string_view text, std::size_t at) {
-  std::size_t next = at + 1;
-  while (next < text.size() &&
-         std::string_view("\"')]}`*").find(text[next]) != std::string_view::npos) {
-    ++next;
-  }
+  const std::size_t next =
+      text::past_closing_marks(text, at + 1, "\"')]}`*", std::string_view::npos);
   if (next == text.size()) return next;
   if (!is_blank_byte(text[next])) return std::string_view::npos;
   std::size_t after = next;
@@ -288,7 +285,7 @@ std::vector<std::string_view> split_sentences(std::string_view text) {
   std::size_t begin = 0;
   for (std::size_t at = 0; at < text.size(); ++at) {
     std::size_t end = std::string_view::npos;
-    if (text[at] == '.' || text[at] == '!' || text[at] == '?') {
+    if (text::sentence_stop_at(text, at).length == 1) {  // '.', '!' or '?'
       end = sentence_end(text, at);
     } else if (text[at] == '\n' && at + 1 < text.size() && text[at + 1] == '\n') {
       end = at;

@@ -124,6 +124,34 @@ inline bool is_blank(std::string_view line) {
   return std::all_of(line.begin(), line.end(), is_blank_byte);
 }
 
+// Sentence stops: '.', '!', '?' and the CJK full stop, exclamation and question marks 。！？
+// (U+3002, U+FF01, U+FF1F). Readers of sentences (the chunker, tool compaction) share what a stop
+// and its closing marks are; each has its own rule for what must follow them.
+struct SentenceStop {
+  std::size_t length = 0;  // bytes of the stop; 0 when no stop starts there
+  bool wide = false;       // a CJK stop, which needs no blank space after it
+};
+inline SentenceStop sentence_stop_at(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return {};
+  const char c = text[at];
+  if (c == '.' || c == '!' || c == '?') return {1, false};
+  const std::string_view mark = text.substr(at, 3);
+  if (mark == "\xE3\x80\x82" || mark == "\xEF\xBC\x81" || mark == "\xEF\xBC\x9F") return {3, true};
+  return {};
+}
+
+// Past the closing marks (quotes, brackets: bytes of `closing`, at most `most` of them) that
+// follow a stop ending at `at`.
+inline std::size_t past_closing_marks(std::string_view text, std::size_t at,
+                                      std::string_view closing, std::size_t most) {
+  std::size_t next = at;
+  while (next < text.size() && next - at < most &&
+         closing.find(text[next]) != std::string_view::npos) {
+    ++next;
+  }
+  return next;
+}
+
 // Equal texts. Keys and category values are short: compared with two overlapping loads when they
 // can be, since a call to memcmp (or a byte loop) per key was a fifth of the digest's time.
 [[gnu::always_inline]] inline bool same_bytes(std::string_view a, std::string_view b) {

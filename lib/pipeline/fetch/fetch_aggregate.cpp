@@ -6,6 +6,7 @@
 #include "pipeline/fetch/aggregate.hpp"
 #include "pipeline/fetch/fetch_call.hpp"
 #include "support/json_writer.hpp"
+#include "support/most_that_fit.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -71,19 +72,12 @@ std::optional<FetchRefusal> FetchCall::answer_aggregate(const json::array& array
     return compose(std::move(meta), group_body(page, count));
   };
   // The most groups, up to a page, that fit: by halving (each try writes the whole answer).
-  std::size_t low = std::min<std::size_t>(1, total - first);
-  std::size_t high = std::min(context_.limit, total - first);
-  while (low < high) {
-    const std::size_t middle = low + (high - low + 1) / 2;
-    if (budget::fits(answer_with(middle), budget())) {
-      low = middle;
-    } else {
-      high = middle - 1;
-    }
-  }
-  answer_.record.final_tokens = answer_with(low).tokens;
+  const std::size_t shown = most_that_fit(
+      std::min<std::size_t>(1, total - first), std::min(context_.limit, total - first),
+      [&](std::size_t groups) { return budget::fits(answer_with(groups), budget()); });
+  answer_.record.final_tokens = answer_with(shown).tokens;
   answer_.record.items_total = total;
-  answer_.record.items_shown = low;
+  answer_.record.items_shown = shown;
   answer_.record.stages = {"fetch", "aggregate"};
   return std::nullopt;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "pipeline/fit/fit_run.hpp"
+#include "support/most_that_fit.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -105,20 +106,9 @@ bool Fitter::limits_reach_values() const {
 bool Fitter::choose_array_nesting() {
   const std::size_t deepest = planner()->deepest_array_nesting();
   if (deepest == 0) return false;
-  // Showing fewer levels never shows more: the most that fit is found by bisection.
-  std::size_t fits = 0;
-  std::size_t low = 1;
-  std::size_t high = deepest;
-  while (low <= high) {
-    const std::size_t levels = low + (high - low) / 2;
-    if (pages_fit(levels)) {
-      fits = levels;
-      low = levels + 1;
-    } else {
-      high = levels - 1;
-    }
-  }
-  set_array_nesting(std::max<std::size_t>(fits, 1));
+  // Showing fewer levels never shows more; one level is shown when none fits.
+  set_array_nesting(
+      most_that_fit(1, deepest, [&](std::size_t levels) { return pages_fit(levels); }));
   return true;
 }
 

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/text/log_entry.hpp"
+#include "support/most_that_fit.hpp"
 #include "support/text_scan.hpp"
 
 // How a chunk's end is chosen (chunk_end below). The window is the longest stretch from the
@@ -97,40 +97,34 @@ std::size_t advance_within(TokenCounter& counter, std::string_view text, std::si
     at += size;
   }
   if (failed <= 1) return at;
-  // The longest prefix of the failed block that fits is shorter than it: binary lifting over
-  // [0, failed - 1], each step kept when the prefix still fits (estimates grow with length).
+  // The longest prefix of the failed block that fits is shorter than it (estimates grow with
+  // length); each try adds to the counter of the last one that fit.
   std::size_t reached = 0;
-  for (std::size_t step = std::bit_floor(failed - 1); step > 0; step >>= 1) {
-    if (reached + step > failed - 1) continue;
-    TokenCounter trial = counter;
-    trial.add(text.substr(at + reached, step));
-    if (trial.tokens() <= limit) {
-      counter = trial;
-      reached += step;
-    }
-  }
-  return at + reached;
+  return at + most_that_fit(0, failed - 1, [&](std::size_t bytes) {
+           TokenCounter trial = counter;
+           trial.add(text.substr(at + reached, bytes - reached));
+           if (trial.tokens() > limit) return false;
+           counter = trial;
+           reached = bytes;
+           return true;
+         });
 }
 
-// Whether a chunk ending at `at` (the next one starting there) ends a sentence.
-bool sentence_end_at(std::string_view text, std::size_t at) {
-  const auto is_stop = [](char c) { return c == '.' || c == '!' || c == '?'; };
-  const auto is_closing = [](char c) { return c == '"' || c == '\'' || c == ')' || c == ']'; };
-  if (at == 0) return false;
-  const char last = text[at - 1];
-  if (last == ' ' || last == '\t') {
-    if (at < 2) return false;
-    std::size_t mark = at - 2;
-    if (is_closing(text[mark]) && mark > 0) --mark;
-    return is_stop(text[mark]);
-  }
-  if (at < text.size() && (text[at] == '\n' || text[at] == '\r')) return is_stop(last);
-  // CJK full stop, exclamation and question marks: 。！？ (U+3002, U+FF01, U+FF1F).
-  if (at >= 3) {
-    const std::string_view mark = text.substr(at - 3, 3);
-    return mark == "\xE3\x80\x82" || mark == "\xEF\xBC\x81" || mark == "\xEF\xBC\x9F";
-  }
-  return false;
+// Where a chunk may end after the sentence stop at `at`, npos when it may not there: after the
+// stop, at most one closing quote or bracket and one blank (". ", ".) "); right before a line
+// break that follows the stop itself; right after a CJK stop that no line break follows.
+std::size_t chunk_sentence_end(std::string_view text, std::size_t at) {
+  constexpr std::size_t npos = std::string_view::npos;
+  const auto is_line_break = [&](std::size_t i) {
+    return i < text.size() && (text[i] == '\n' || text[i] == '\r');
+  };
+  const text::SentenceStop stop = text::sentence_stop_at(text, at);
+  if (stop.length == 0) return npos;
+  const std::size_t after = at + stop.length;
+  if (stop.wide) return is_line_break(after) ? npos : after;
+  if (is_line_break(after)) return after;
+  const std::size_t closed = text::past_closing_marks(text, after, "\"')]", 1);
+  return closed < text.size() && (text[closed] == ' ' || text[closed] == '\t') ? closed + 1 : npos;
 }
 
 // The last sentence end and the last word boundary in (from, to], 0 when there is none.
@@ -197,11 +191,9 @@ InLine last_in_line(std::string_view text, std::size_t from, std::size_t to) {
   while (true) {
     const std::size_t mark = find_last_in(text, from > 2 ? from - 2 : 0, below, IsStopMark{});
     if (mark == below || (found.sentence != 0 && mark + 3 <= found.sentence)) break;
-    for (std::size_t end = std::min(mark + 3, to); end > std::max(mark, from); --end) {
-      if (sentence_end_at(text, end)) {
-        found.sentence = std::max(found.sentence, end);
-        break;
-      }
+    const std::size_t end = chunk_sentence_end(text, mark);
+    if (end != std::string_view::npos && end > from && end <= to) {
+      found.sentence = std::max(found.sentence, end);
     }
     below = mark;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "budget/token_estimator.hpp"
+#include "support/most_that_fit.hpp"
 #include "support/text_scan.hpp"
 
 namespace ctxguard::pipeline {
@@ -18,19 +19,14 @@ std::size_t cut_text(std::string_view text, std::size_t begin, const budget::Fit
   const std::string_view rest = text.substr(begin, within - begin);
   const bool rest_fits = budget::estimate_tokens(rest) <= tokens;
   if (within == text.size() && rest_fits) return text.size();
-  // The longest prefix that fits, by bisection (estimates grow with length).
-  std::size_t low = 0;
-  std::size_t high = std::min(rest.size(), std::max<std::size_t>(tokens, 1) * 16);
-  if (rest_fits) low = high = rest.size();
-  while (low < high) {
-    const std::size_t middle = low + (high - low + 1) / 2;
-    if (budget::estimate_tokens(rest.substr(0, middle)) <= tokens) {
-      low = middle;
-    } else {
-      high = middle - 1;
-    }
+  // The longest prefix that fits (estimates grow with length).
+  std::size_t length = rest.size();
+  if (!rest_fits) {
+    length = most_that_fit(0, std::min(rest.size(), std::max<std::size_t>(tokens, 1) * 16),
+                           [&](std::size_t bytes) {
+                             return budget::estimate_tokens(rest.substr(0, bytes)) <= tokens;
+                           });
   }
-  std::size_t length = low;
   const std::size_t newline = rest.substr(0, length).rfind('\n');
   if (newline != std::string_view::npos && newline + 1 >= length / 2) {
     length = newline + 1;
