@@ -13,12 +13,11 @@ namespace ctxguard::testing {
 
 // The text of docs/NAME.
 inline std::string documented(std::string_view name) {
-  std::string text;
-  const auto problem =
-      read_file_text(std::string(CTXGUARD_SOURCE_DIR "/docs/") + std::string(name), 1 << 22, text);
-  INFO(problem.value_or(""));
-  REQUIRE_FALSE(problem.has_value());
-  return text;
+  auto text =
+      read_file_text(std::string(CTXGUARD_SOURCE_DIR "/docs/") + std::string(name), 1 << 22);
+  INFO((text ? "" : text.error().message));
+  REQUIRE(text.has_value());
+  return *std::move(text);
 }
 
 // The section of `text` from the heading line `heading` to the next heading of its level or

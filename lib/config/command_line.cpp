@@ -222,10 +222,10 @@ std::optional<UsageError> read_settings(const po::variables_map& vm, const Envir
   const auto read = [&sources](const SettingSpec& spec, std::string_view text,
                                std::string_view where, std::vector<SettingValue>& out) {
     auto value = read_setting_value(spec, text, where);
-    if (auto* problem = std::get_if<std::string>(&value)) {
-      sources.problems.push_back(std::move(*problem));
+    if (!value) {
+      sources.problems.push_back(std::move(value.error().message));
     } else {
-      out.push_back(std::get<SettingValue>(std::move(value)));
+      out.push_back(*std::move(value));
     }
   };
   for (const SettingSpec& spec : setting_table()) {

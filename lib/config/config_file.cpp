@@ -56,14 +56,12 @@ std::string unknown_key_hint(std::string_view key, bool in_rule) {
   return fmt::format(" Known keys: {}.", fmt::join(keys, ", "));
 }
 
-// The name of a map key, or nullopt (and a problem) for a key that is a list or a map: legal
-// YAML (`? [a, b]`) that yaml-cpp throws on when read as a string.
-std::optional<std::string> key_name(const YAML::Node& key, std::string_view where,
-                                    std::vector<std::string>& errors) {
-  if (key.IsScalar() || key.IsNull()) return key.as<std::string>();
-  errors.push_back(fmt::format("{}line {}: a key must be a setting's name, not a list or a map.",
-                               where, key.Mark().line + 1));
-  return std::nullopt;
+// The name of a map key; a key that is a list or a map is legal YAML (`? [a, b]`) that yaml-cpp
+// throws on when read as a string.
+Checked<std::string> key_name(const YAML::Node& key, std::string_view where) {
+  if (key.IsScalar() || key.IsNull()) return {boost::system::in_place_value, key.as<std::string>()};
+  return Problem{fmt::format("{}line {}: a key must be a setting's name, not a list or a map.",
+                             where, key.Mark().line + 1)};
 }
 
 // Reads one setting (`key`: `node`) into `out`; problems go to `errors`, named `where`.
@@ -91,11 +89,11 @@ void read_setting(const std::string& key, const YAML::Node& node, const std::str
     return;
   }
   auto value = read_setting_value(*spec, node.Scalar(), where);
-  if (auto* problem = std::get_if<std::string>(&value)) {
-    errors.push_back(std::move(*problem));
+  if (!value) {
+    errors.push_back(std::move(value.error().message));
     return;
   }
-  out.push_back(std::get<SettingValue>(std::move(value)));
+  out.push_back(*std::move(value));
 }
 
 // A rule's subject: a tools[] rule matches tool names and may carry `fields`; a clients[] rule
@@ -112,8 +110,11 @@ void read_rule(const YAML::Node& node, const std::string& where, RuleOf of,
   ToolRule rule;
   std::set<std::string> seen;
   for (const auto& member : node) {
-    const auto name = key_name(member.first, where + ": ", errors);
-    if (!name) continue;
+    const auto name = key_name(member.first, where + ": ");
+    if (!name) {
+      errors.push_back(name.error().message);
+      continue;
+    }
     const std::string& key = *name;
     const std::string at = fmt::format("{}.{}", where, key);
     if (!seen.insert(key).second) {
@@ -168,9 +169,9 @@ std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::s
   const auto fail = [&path](std::string_view why) {
     return std::vector<std::string>{fmt::format("{}: {}", path, why)};
   };
-  std::string text;
-  if (auto why = read_file_text(path, kMaxConfigBytes, text)) return fail(*why);
-  auto parsed = parse_config(text);
+  const auto text = read_file_text(path, kMaxConfigBytes);
+  if (!text) return fail(text.error().message);
+  auto parsed = parse_config(*text);
   if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) {
     for (std::string& error : *errors) error = fmt::format("{}: {}", path, error);
   }
@@ -191,8 +192,11 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
   if (!root.IsMap()) return std::vector<std::string>{"the file must be a map of settings."};
   std::set<std::string> seen;
   for (const auto& member : root) {
-    const auto name = key_name(member.first, "", errors);
-    if (!name) continue;
+    const auto name = key_name(member.first, "");
+    if (!name) {
+      errors.push_back(name.error().message);
+      continue;
+    }
     const std::string& key = *name;
     if (!seen.insert(key).second) {
       errors.push_back(fmt::format("{}: given twice (line {}): which one is meant?", key,

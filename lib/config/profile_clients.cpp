@@ -36,11 +36,11 @@ void Profile::build_client_scopes(const ConfigSources& sources, std::vector<std:
         continue;
       }
       auto value = read_setting_value(*find_setting(setting.key), setting.value, layer.origin);
-      if (auto* problem = std::get_if<std::string>(&value)) {
-        errors->push_back(std::move(*problem));
+      if (!value) {
+        errors->push_back(std::move(value.error().message));
         continue;
       }
-      layer.values.push_back(std::get<SettingValue>(std::move(value)));
+      layer.values.push_back(*std::move(value));
     }
   }
   std::vector<ClientLayer> rules;

@@ -245,8 +245,8 @@ std::string allowed_values(const SettingSpec& spec) {
   return {};
 }
 
-std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
-                                         std::string_view where, TunedSettings& tuned) {
+Checked<> parse_setting(const SettingSpec& spec, std::string_view text, std::string_view where,
+                        TunedSettings& tuned) {
   std::optional<std::uint64_t> value;
   switch (spec.kind) {
     case SettingKind::kCount:
@@ -267,19 +267,18 @@ std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_vi
   }
   const std::uint64_t scale = spec.kind == SettingKind::kSeconds ? 1000 : 1;
   if (!value || *value < spec.min * scale || *value > spec.max * scale) {
-    return fmt::format("{}: {} is not allowed: it must be {}.", where,
-                       text.empty() ? std::string("an empty value") : std::string(text),
-                       allowed_values(spec));
+    return Problem{fmt::format("{}: {} is not allowed: it must be {}.", where,
+                               text.empty() ? std::string("an empty value") : std::string(text),
+                               allowed_values(spec))};
   }
   spec.set(tuned, *value);
-  return std::nullopt;
+  return {};
 }
 
-std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& spec,
-                                                           std::string_view text,
-                                                           std::string_view where) {
+Checked<SettingValue> read_setting_value(const SettingSpec& spec, std::string_view text,
+                                         std::string_view where) {
   TunedSettings scratch;
-  if (auto problem = parse_setting(spec, text, where, scratch)) return std::move(*problem);
+  if (auto parsed = parse_setting(spec, text, where, scratch); !parsed) return parsed.error();
   return SettingValue{&spec, std::string(text), spec.get(scratch)};
 }
 

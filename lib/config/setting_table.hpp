@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/settings.hpp"
+#include "support/error.hpp"
 
 namespace ctxguard::config {
 
@@ -66,15 +67,14 @@ struct SettingValue {
 };
 
 // `text` read as `spec` says: the value, or the problem named with `where` (as parse_setting).
-std::variant<SettingValue, std::string> read_setting_value(const SettingSpec& spec,
-                                                           std::string_view text,
-                                                           std::string_view where);
+Checked<SettingValue> read_setting_value(const SettingSpec& spec, std::string_view text,
+                                         std::string_view where);
 
-// Parses `text` as `spec` says and stores it in `tuned`. On a bad value returns the message,
-// naming `where` (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value
-// and what is allowed; `tuned` is unchanged then.
-std::optional<std::string> parse_setting(const SettingSpec& spec, std::string_view text,
-                                         std::string_view where, TunedSettings& tuned);
+// Parses `text` as `spec` says and stores it in `tuned`. A bad value is a problem naming `where`
+// (e.g. "tokenBudget", "CTXGUARD_TOKEN_BUDGET", "tools[2].pageSize"), the value and what is
+// allowed; `tuned` is unchanged then.
+Checked<> parse_setting(const SettingSpec& spec, std::string_view text, std::string_view where,
+                        TunedSettings& tuned);
 
 // The value as the docs and the effective-config dump write it ("4000", "256M", "600s", "true",
 // "observe").

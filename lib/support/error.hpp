@@ -3,6 +3,8 @@
 // travel as values (`Result<T>`) instead of exceptions: one bad message must never unwind the
 // proxy.
 
+#include <ostream>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -30,6 +32,29 @@ inline std::error_code make_error_code(Error e) noexcept {
 // `boost::system::result` is the std::expected of C++20 with Boost 1.81: a value or an error code.
 template <class T>
 using Result = boost::system::result<T, std::error_code>;
+
+// What a person must change, in words that name it (a file, a flag, a key, a value): start-up,
+// configuration, wrap and stats report these; the data path reports `Error`s, and each module's
+// refusals (FetchRefusal) are a closed enum of its own.
+struct Problem {
+  std::string message;
+};
+// As test failures and logs print it.
+inline std::ostream& operator<<(std::ostream& out, const Problem& problem) {
+  return out << problem.message;
+}
+
+// A value, or the problem that kept it from being made (`Checked<>`: done, or why not). A Problem
+// is made from a string too: a Checked<std::string> takes its value as
+// `{boost::system::in_place_value, text}`.
+template <class T = void>
+using Checked = boost::system::result<T, Problem>;
+
+// `Checked::value()` on a problem: a caller that did not look first. Never on the message path.
+[[noreturn]] inline void throw_exception_from_error(const Problem& problem,
+                                                    const boost::source_location& /*where*/) {
+  throw std::runtime_error(problem.message);
+}
 
 }  // namespace ctxguard
 

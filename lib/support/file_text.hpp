@@ -3,15 +3,15 @@
 // huge file is refused instead of read.
 
 #include <cstddef>
-#include <optional>
 #include <string>
+
+#include "support/error.hpp"
 
 namespace ctxguard {
 
-// Reads the file at `path` into `text`. nullopt when it is read; else why not, as the end of a
-// message that starts with the path: "cannot read it (REASON)", or past `max_bytes`, "larger
-// than N bytes: is this the right file?".
-std::optional<std::string> read_file_text(const std::string& path, std::size_t max_bytes,
-                                          std::string& text);
+// The whole text of the file at `path`; or why not, as the end of a message that starts with the
+// path: "cannot read it (REASON)", or past `max_bytes`, "larger than N bytes: is this the right
+// file?".
+Checked<std::string> read_file_text(const std::string& path, std::size_t max_bytes);
 
 }  // namespace ctxguard

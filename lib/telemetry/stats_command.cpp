@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "support/error.hpp"
+
 namespace ctxguard::telemetry {
 namespace {
 
@@ -102,21 +104,20 @@ std::optional<config::UsageError> read_bound(const po::variables_map& vm, const 
                   option, text)};
 }
 
-// Streams one file into the accumulator; an error line when it cannot be read.
-std::optional<std::string> read_file(const std::string& path, std::istream& standard_input,
-                                     StatsAccumulator& into) {
+// Streams one file into the accumulator, or says why it cannot be read.
+Checked<> read_file(const std::string& path, std::istream& standard_input, StatsAccumulator& into) {
   if (path == "-") {
-    if (read_call_records(standard_input, "<stdin>", into)) return std::nullopt;
-    return "cannot read standard input";
+    if (read_call_records(standard_input, "<stdin>", into)) return {};
+    return Problem{"cannot read standard input"};
   }
   std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) return path + ": is a directory";
+  if (std::filesystem::is_directory(path, ignored)) return Problem{path + ": is a directory"};
   std::ifstream file(path, std::ios::binary);
-  if (!file) return fmt::format("cannot open {}: {}", path, std::strerror(errno));
+  if (!file) return Problem{fmt::format("cannot open {}: {}", path, std::strerror(errno))};
   if (!read_call_records(file, path, into)) {
-    return fmt::format("cannot read {}: {}", path, std::strerror(errno));
+    return Problem{fmt::format("cannot read {}: {}", path, std::strerror(errno))};
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -215,8 +216,8 @@ int run_stats(std::span<const char* const> args, std::istream& in, std::ostream&
 
   StatsAccumulator accumulator(options.filter);
   for (const std::string& path : options.files) {
-    if (auto error = read_file(path, in, accumulator)) {
-      err << "ctxguard stats: " << *error << "\n";
+    if (auto read = read_file(path, in, accumulator); !read) {
+      err << "ctxguard stats: " << read.error().message << "\n";
       return kExitUsage;
     }
   }

@@ -35,8 +35,8 @@ fs::path application_support(const Platform& platform) {
   return platform.config_home;
 }
 
-std::string no_project_file(std::string_view client) {
-  return std::string(client) + " keeps its servers in one file for the user: no --project";
+Problem no_project_file(std::string_view client) {
+  return {std::string(client) + " keeps its servers in one file for the user: no --project"};
 }
 
 }  // namespace
@@ -73,8 +73,8 @@ Platform Platform::current(const Environment& environment) {
   return platform;
 }
 
-std::variant<ConfigLocation, std::string> client_config(Client client, const Platform& platform,
-                                                        const std::optional<fs::path>& project) {
+Checked<ConfigLocation> client_config(Client client, const Platform& platform,
+                                      const std::optional<fs::path>& project) {
   switch (client) {
     case Client::kClaudeDesktop:
       if (project) return no_project_file("claude-desktop");
@@ -95,7 +95,7 @@ std::variant<ConfigLocation, std::string> client_config(Client client, const Pla
       return ConfigLocation{platform.codex_home.value_or(platform.home / ".codex") / "config.toml",
                             kCodexServers};
   }
-  return std::string("unknown client");
+  return Problem{"unknown client"};
 }
 
 ConfigLayout layout_of(const fs::path& path, std::string_view text) {

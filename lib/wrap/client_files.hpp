@@ -14,7 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "support/error.hpp"
 
 namespace ctxguard::wrap {
 
@@ -54,8 +55,8 @@ struct Platform {
 };
 
 // The file of `client` (its project file with `project`), or why there is none.
-std::variant<ConfigLocation, std::string> client_config(
-    Client client, const Platform& platform, const std::optional<std::filesystem::path>& project);
+Checked<ConfigLocation> client_config(Client client, const Platform& platform,
+                                      const std::optional<std::filesystem::path>& project);
 
 // The layout of a file named by --config-file, from its name and its text: TOML when it ends in
 // .toml (or, without a .json name, its text does not start with `{`), servers under

@@ -18,16 +18,15 @@ struct Plan {
   std::vector<ServerOutcome> outcomes;
 };
 
-std::variant<Plan, std::string> plan_edit(const std::vector<Entry>& entries,
-                                          const EditRequest& request) {
+Checked<Plan> plan_edit(const std::vector<Entry>& entries, const EditRequest& request) {
   for (const std::string& wanted : request.servers) {
     const bool present = std::any_of(entries.begin(), entries.end(),
                                      [&](const Entry& entry) { return entry.name == wanted; });
     if (!present) {
       std::string names;
       for (const Entry& entry : entries) names += (names.empty() ? "" : ", ") + entry.name;
-      return fmt::format("there is no server \"{}\" (the file has: {})", wanted,
-                         names.empty() ? "none" : names);
+      return Problem{fmt::format("there is no server \"{}\" (the file has: {})", wanted,
+                                 names.empty() ? "none" : names)};
     }
   }
   Plan plan;
@@ -77,34 +76,33 @@ bool same_but_blanks(std::string_view a, std::string_view b) {
 
 // `text` edited as `request` says, in the format `File` reads (config_formats.hpp).
 template <typename File>
-std::variant<EditResult, std::string> edit_file(std::string_view text, const ConfigLayout& layout,
-                                                const EditRequest& request,
-                                                std::optional<std::string_view> backup) {
+Checked<EditResult> edit_file(std::string_view text, const ConfigLayout& layout,
+                              const EditRequest& request, std::optional<std::string_view> backup) {
   auto read = File::read(text, layout);
-  if (auto* problem = std::get_if<std::string>(&read)) return std::move(*problem);
-  File& file = std::get<File>(read);
+  if (!read) return read.error();
+  File& file = *read;
   EditResult result{.text = std::string(text),
                     .servers_key = file.servers_key(),
                     .servers = {},
                     .changed = false};
   const std::vector<Entry>& entries = file.entries();
   auto planned = plan_edit(entries, request);
-  if (auto* problem = std::get_if<std::string>(&planned)) return std::move(*problem);
-  Plan& plan = std::get<Plan>(planned);
+  if (!planned) return planned.error();
+  Plan& plan = *planned;
   result.servers = std::move(plan.outcomes);
   if (plan.writes.empty()) return result;
 
   std::optional<File> original;
   if (backup) {
     auto read_backup = File::read(*backup, layout);
-    if (auto* held = std::get_if<File>(&read_backup)) original = std::move(*held);
+    if (read_backup) original = *std::move(read_backup);
   }
   // The servers' launches edited where they stand in the text, then written into what the file
   // means.
   std::vector<Replacement> edits;
   for (const auto& [index, launch] : plan.writes) {
     const std::optional<LaunchText> at = file.launch_text(text, index);
-    if (!at) return std::string("the servers could not be located in the text");
+    if (!at) return Problem{"the servers could not be located in the text"};
     const Entry& entry = entries[index];
     const bool keep_args =
         keeps_args(launch, request.mode, original.has_value() && original->has_args(entry.name));
@@ -118,9 +116,8 @@ std::variant<EditResult, std::string> edit_file(std::string_view text, const Con
   result.text = apply_replacements(text, std::move(edits));
   // What the text now says must be what the edit means; a file it is not is never written.
   auto reread = File::read(result.text, layout);
-  const File* edited = std::get_if<File>(&reread);
-  if (edited == nullptr || !edited->means_the_same(file)) {
-    return std::string("the servers could not be edited in place");
+  if (!reread || !reread->means_the_same(file)) {
+    return Problem{"the servers could not be edited in place"};
   }
   if (request.mode == Mode::kUnwrap && original && original->means_the_same(file) &&
       (!File::has_comments(result.text) || same_but_blanks(result.text, *backup))) {
@@ -131,9 +128,9 @@ std::variant<EditResult, std::string> edit_file(std::string_view text, const Con
 
 }  // namespace
 
-std::variant<EditResult, std::string> edit_config(std::string_view text, const ConfigLayout& layout,
-                                                  const EditRequest& request,
-                                                  std::optional<std::string_view> backup) {
+Checked<EditResult> edit_config(std::string_view text, const ConfigLayout& layout,
+                                const EditRequest& request,
+                                std::optional<std::string_view> backup) {
   return layout.format == ConfigFormat::kJson
              ? edit_file<JsonConfig>(text, layout, request, backup)
              : edit_file<TomlConfig>(text, layout, request, backup);

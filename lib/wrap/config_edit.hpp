@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "wrap/client_files.hpp"
@@ -46,9 +45,8 @@ struct EditResult {
 
 // `text` edited as `request` says. `backup`: the file's text before ctxguard's first change,
 // when there is one. A text that does not parse, servers that are not a table, or a requested
-// server the file does not have: the reason, one line.
-std::variant<EditResult, std::string> edit_config(std::string_view text, const ConfigLayout& layout,
-                                                  const EditRequest& request,
-                                                  std::optional<std::string_view> backup);
+// server the file does not have: the problem, one line.
+Checked<EditResult> edit_config(std::string_view text, const ConfigLayout& layout,
+                                const EditRequest& request, std::optional<std::string_view> backup);
 
 }  // namespace ctxguard::wrap

@@ -7,7 +7,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -31,8 +30,7 @@ class JsonConfig {
  public:
   // `text` read with `layout` (its servers under `servers`, else `mcpServers`, when the layout
   // names none), or why it cannot be used: one line.
-  static std::variant<JsonConfig, std::string> read(std::string_view text,
-                                                    const ConfigLayout& layout);
+  static Checked<JsonConfig> read(std::string_view text, const ConfigLayout& layout);
 
   const std::string& servers_key() const { return servers_key_; }
   const std::vector<Entry>& entries() const { return entries_; }
@@ -57,8 +55,7 @@ class JsonConfig {
 
 class TomlConfig {
  public:
-  static std::variant<TomlConfig, std::string> read(std::string_view text,
-                                                    const ConfigLayout& layout);
+  static Checked<TomlConfig> read(std::string_view text, const ConfigLayout& layout);
 
   const std::string& servers_key() const { return servers_key_; }
   const std::vector<Entry>& entries() const { return entries_; }

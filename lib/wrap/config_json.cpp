@@ -26,7 +26,7 @@ std::string position_of(std::string_view text, std::size_t offset) {
   return fmt::format("line {}, column {}", line + 1, column);
 }
 
-std::variant<json::value, std::string> parse_json_file(std::string_view text) {
+Checked<json::value> parse_json_file(std::string_view text) {
   json::parse_options options;
   options.allow_comments = true;  // VS Code's mcp.json is JSON with comments
   options.allow_trailing_commas = true;
@@ -36,7 +36,8 @@ std::variant<json::value, std::string> parse_json_file(std::string_view text) {
   const std::size_t read = parser.write_some(text.data(), text.size(), error);
   if (!error && read < text.size()) error = json::error::extra_data;
   if (error)
-    return fmt::format("not valid JSON at {}: {}", position_of(text, read), error.message());
+    return Problem{
+        fmt::format("not valid JSON at {}: {}", position_of(text, read), error.message())};
   return parser.release();
 }
 
@@ -123,13 +124,12 @@ LaunchText launch_text_of(std::string_view text, const JsonSpans& server) {
 
 }  // namespace
 
-std::variant<JsonConfig, std::string> JsonConfig::read(std::string_view text,
-                                                       const ConfigLayout& layout) {
+Checked<JsonConfig> JsonConfig::read(std::string_view text, const ConfigLayout& layout) {
   auto parsed = parse_json_file(text);
-  if (auto* problem = std::get_if<std::string>(&parsed)) return std::move(*problem);
+  if (!parsed) return parsed.error();
   JsonConfig file;
-  file.root_ = std::move(std::get<json::value>(parsed));
-  if (!file.root_.is_object()) return std::string("the file is not a JSON object");
+  file.root_ = *std::move(parsed);
+  if (!file.root_.is_object()) return Problem{"the file is not a JSON object"};
   const json::object& root = file.root_.get_object();
   file.servers_key_ = layout.servers_key;
   if (file.servers_key_.empty()) {
@@ -138,7 +138,7 @@ std::variant<JsonConfig, std::string> JsonConfig::read(std::string_view text,
   }
   const json::value* holder = root.if_contains(file.servers_key_);
   if (holder != nullptr && !holder->is_object()) {
-    return fmt::format("\"{}\" is not an object of servers", file.servers_key_);
+    return Problem{fmt::format("\"{}\" is not an object of servers", file.servers_key_)};
   }
   file.entries_ = json_entries(file.servers());
   file.spans_ = scan_json_spans(text);

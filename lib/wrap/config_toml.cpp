@@ -39,7 +39,7 @@ bool has_comment_line(std::string_view text) {
   return false;
 }
 
-std::variant<toml::table, std::string> parse_toml_file(std::string_view text) {
+Checked<toml::table> parse_toml_file(std::string_view text) {
   try {
     return toml::parse(text);
   } catch (const toml::parse_error& error) {
@@ -50,8 +50,9 @@ std::variant<toml::table, std::string> parse_toml_file(std::string_view text) {
       description +=
           byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
     }
-    return fmt::format("not valid TOML at line {}, column {}: {}", error.source().begin.line,
-                       error.source().begin.column, description);
+    return Problem{fmt::format("not valid TOML at line {}, column {}: {}",
+                               error.source().begin.line, error.source().begin.column,
+                               description)};
   }
 }
 
@@ -140,16 +141,15 @@ LaunchText launch_text_of(std::string_view text, const LineIndex& lines,
 
 }  // namespace
 
-std::variant<TomlConfig, std::string> TomlConfig::read(std::string_view text,
-                                                       const ConfigLayout& layout) {
+Checked<TomlConfig> TomlConfig::read(std::string_view text, const ConfigLayout& layout) {
   auto parsed = parse_toml_file(text);
-  if (auto* problem = std::get_if<std::string>(&parsed)) return std::move(*problem);
+  if (!parsed) return parsed.error();
   TomlConfig file;
-  file.root_ = std::move(std::get<toml::table>(parsed));
+  file.root_ = *std::move(parsed);
   file.servers_key_ = layout.servers_key;
   const toml::node* holder = file.root_.get(file.servers_key_);
   if (holder != nullptr && !holder->is_table()) {
-    return fmt::format("\"{}\" is not a table of servers", file.servers_key_);
+    return Problem{fmt::format("\"{}\" is not a table of servers", file.servers_key_)};
   }
   if (holder == nullptr) return file;
   for (auto&& [key, node] : *holder->as_table()) {

@@ -35,7 +35,7 @@ struct WrapOptions {
 std::string_view command_name(Mode mode) { return mode == Mode::kWrap ? "wrap" : "unwrap"; }
 
 // Checks the options to pass to ctxguard as ctxguard would read them, without the environment.
-std::optional<std::string> invalid_ctxguard_options(const std::vector<std::string>& options) {
+Checked<> check_ctxguard_options(const std::vector<std::string>& options) {
   std::vector<const char*> argv{"ctxguard"};
   for (const std::string& option : options) argv.push_back(option.c_str());
   argv.push_back("--");
@@ -43,8 +43,8 @@ std::optional<std::string> invalid_ctxguard_options(const std::vector<std::strin
   const auto parsed =
       config::parse_command_line(std::span<const char* const>(argv.data(), argv.size()),
                                  [](const char* /*name*/) -> const char* { return nullptr; });
-  if (const auto* error = std::get_if<config::UsageError>(&parsed)) return error->message;
-  return std::nullopt;
+  if (const auto* error = std::get_if<config::UsageError>(&parsed)) return Problem{error->message};
+  return {};
 }
 
 std::variant<WrapOptions, config::UsageError> parse(Mode mode, std::span<const char* const> args) {
@@ -97,29 +97,27 @@ std::variant<WrapOptions, config::UsageError> parse(Mode mode, std::span<const c
         fmt::format("unknown client \"{}\": it is one of {}", *options.client, client_names()));
   }
   if (options.ctxguard_options) {
-    if (auto problem = invalid_ctxguard_options(*options.ctxguard_options)) {
-      return usage("the ctxguard options after -- are not valid: " + *problem);
+    if (auto checked = check_ctxguard_options(*options.ctxguard_options); !checked) {
+      return usage("the ctxguard options after -- are not valid: " + checked.error().message);
     }
   }
   return options;
 }
 
-// The whole text of `path` (a client's file, or its backup), or the message saying why not.
-std::optional<std::string> read_text(const fs::path& path, std::string& text) {
+// The whole text of `path` (a client's file, or its backup), or why not.
+Checked<std::string> read_text(const fs::path& path) {
   // Claude Code's ~/.claude.json keeps history as well as servers: allow it room.
   constexpr std::size_t kMaxClientFileBytes = 64 * 1024 * 1024;
-  if (auto why = read_file_text(path.string(), kMaxClientFileBytes, text)) {
-    return fmt::format("{}: {}", path.string(), *why);
-  }
-  return std::nullopt;
+  auto text = read_file_text(path.string(), kMaxClientFileBytes);
+  if (!text) return Problem{fmt::format("{}: {}", path.string(), text.error().message)};
+  return text;
 }
 
 // Writes `text` to `path` through a temporary file in the same directory that replaces it in
 // one step, with the mode and owner of `like` (the file it replaces; a new file is owner-only).
-std::optional<std::string> write_atomically(const fs::path& path, std::string_view text,
-                                            const fs::path& like) {
+Checked<> write_atomically(const fs::path& path, std::string_view text, const fs::path& like) {
   const auto failed = [&](std::string_view what, const std::error_code& error) {
-    return fmt::format("{}: {} ({})", path.string(), what, error.message());
+    return Problem{fmt::format("{}: {} ({})", path.string(), what, error.message())};
   };
   fs::path temporary;
   auto file = platform::create_temporary(fs::path(path) += ".ctxguard", temporary);
@@ -139,7 +137,7 @@ std::optional<std::string> write_atomically(const fs::path& path, std::string_vi
   if (const auto replaced = platform::replace_file(temporary, path)) {
     return discard("cannot replace it", replaced);
   }
-  return std::nullopt;
+  return {};
 }
 
 void report(std::ostream& out, const EditResult& result, const std::string& path) {
@@ -207,43 +205,45 @@ struct ConfigFile {
   std::optional<std::string> backup;
 };
 
-std::variant<ConfigFile, std::string> open_config(Mode mode, const WrapOptions& options,
-                                                  const WrapContext& context) {
+Checked<ConfigFile> open_config(Mode mode, const WrapOptions& options, const WrapContext& context) {
   ConfigFile file;
   if (options.client) {
     auto location =
         client_config(*client_named(*options.client), context.platform, options.project);
-    if (auto* problem = std::get_if<std::string>(&location)) return std::move(*problem);
-    file.path = std::get<ConfigLocation>(location).path;
-    file.layout = std::get<ConfigLocation>(location).layout;
+    if (!location) return location.error();
+    file.path = location->path;
+    file.layout = location->layout;
   } else {
     file.path = *options.config_file;
   }
   if (!fs::exists(file.path)) {
-    return fmt::format("{} does not exist: no servers to {}", file.path.string(),
-                       command_name(mode));
+    return Problem{
+        fmt::format("{} does not exist: no servers to {}", file.path.string(), command_name(mode))};
   }
-  if (auto problem = read_text(file.path, file.text)) return std::move(*problem);
+  auto text = read_text(file.path);
+  if (!text) return text.error();
+  file.text = *std::move(text);
   if (options.config_file) file.layout = layout_of(file.path, file.text);
   const std::string backup_path = backup_path_of(file.path.string());
-  if (std::string held; fs::exists(backup_path) && !read_text(backup_path, held)) {
-    file.backup = std::move(held);
+  if (fs::exists(backup_path)) {
+    if (auto held = read_text(backup_path)) file.backup = *std::move(held);
   }
   return file;
 }
 
 // Writes the edited text (the original to the backup first, when none is kept yet); a problem
 // leaves the file as it was.
-std::optional<std::string> write_edit(const ConfigFile& file, const std::string& text,
-                                      std::ostream& out) {
+Checked<> write_edit(const ConfigFile& file, const std::string& text, std::ostream& out) {
   if (!file.backup) {
     const std::string backup_path = backup_path_of(file.path.string());
-    if (auto problem = write_atomically(backup_path, file.text, file.path)) return problem;
+    if (auto written = write_atomically(backup_path, file.text, file.path); !written) {
+      return written;
+    }
     out << "kept the original as " << backup_path << "\n";
   }
-  if (auto problem = write_atomically(file.path, text, file.path)) return problem;
+  if (auto written = write_atomically(file.path, text, file.path); !written) return written;
   out << "wrote " << file.path.string() << "\n";
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -262,22 +262,22 @@ int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& co
     return 0;
   }
   auto opened = open_config(mode, options, context);
-  if (const auto* problem = std::get_if<std::string>(&opened)) {
-    err << name << ": " << *problem << "\n";
+  if (!opened) {
+    err << name << ": " << opened.error().message << "\n";
     return config::kExitUsage;
   }
-  const ConfigFile& file = std::get<ConfigFile>(opened);
+  const ConfigFile& file = *opened;
   const EditRequest request{.mode = mode,
                             .wrap = {.ctxguard = options.ctxguard.value_or(context.self_path),
                                      .options = options.ctxguard_options},
                             .servers = options.servers};
   auto edited = edit_config(file.text, file.layout, request, file.backup);
-  if (const auto* problem = std::get_if<std::string>(&edited)) {
+  if (!edited) {
     err << fmt::format("{}: {}: {}; the file is left as it was\n", name, file.path.string(),
-                       *problem);
+                       edited.error().message);
     return config::kExitUsage;
   }
-  const EditResult& result = std::get<EditResult>(edited);
+  const EditResult& result = *edited;
   out << file.path.string() << ":\n";
   report(out, result, file.path.string());
   if (!result.changed) {
@@ -286,8 +286,8 @@ int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& co
     out << unified_diff(file.text, result.text, file.path.string(),
                         file.path.string() + " (" + std::string(command_name(mode)) + "ped)");
     out << "dry run: nothing written\n";
-  } else if (auto problem = write_edit(file, result.text, out)) {
-    err << name << ": " << *problem << "; the file is left as it was\n";
+  } else if (auto written = write_edit(file, result.text, out); !written) {
+    err << name << ": " << written.error().message << "; the file is left as it was\n";
     return config::kExitUsage;
   }
   if (result.changed && result.comments_lost) {

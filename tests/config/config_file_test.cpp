@@ -19,7 +19,7 @@ TunedSettings with(std::string_view key, std::string_view text) {
   TunedSettings tuned;
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
-  REQUIRE_FALSE(parse_setting(*spec, text, key, tuned).has_value());
+  REQUIRE(parse_setting(*spec, text, key, tuned).has_value());
   return tuned;
 }
 
@@ -27,9 +27,9 @@ std::string problem(std::string_view key, std::string_view text) {
   TunedSettings budget;
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
-  auto message = parse_setting(*spec, text, key, budget);
-  REQUIRE(message.has_value());
-  return *message;
+  auto parsed = parse_setting(*spec, text, key, budget);
+  REQUIRE_FALSE(parsed.has_value());
+  return parsed.error().message;
 }
 
 std::vector<std::string> errors_of(std::string_view yaml) {
@@ -51,7 +51,7 @@ TEST_CASE("setting table: every setting has unique names and its default inside 
     CHECK(spec.get(defaults) <= spec.max * scale);
     // What format_setting writes parses back to the same value.
     TunedSettings copy;
-    REQUIRE_FALSE(parse_setting(spec, format_setting(spec, defaults), spec.key, copy));
+    REQUIRE(parse_setting(spec, format_setting(spec, defaults), spec.key, copy));
     CHECK(spec.get(copy) == spec.get(defaults));
   }
   CHECK(check_setting_rules(defaults.budget, "").empty());
@@ -216,7 +216,7 @@ TEST_CASE("config/ctxguard.yaml: every setting, each at its built-in default") {
   for (const SettingValue& value : file.settings) {
     INFO(value.spec->key);
     TunedSettings parsed_value;
-    REQUIRE_FALSE(parse_setting(*value.spec, value.text, value.spec->key, parsed_value));
+    REQUIRE(parse_setting(*value.spec, value.text, value.spec->key, parsed_value));
     CHECK(value.spec->get(parsed_value) == value.spec->get(defaults));
     listed.insert(value.spec->key);
   }

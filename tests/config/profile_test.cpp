@@ -25,8 +25,8 @@ SettingValue value(std::string_view key, std::string text) {
   const SettingSpec* spec = find_setting(key);
   REQUIRE(spec != nullptr);
   auto read = read_setting_value(*spec, text, key);
-  REQUIRE(std::holds_alternative<SettingValue>(read));
-  return std::get<SettingValue>(std::move(read));
+  REQUIRE(read.has_value());
+  return *std::move(read);
 }
 
 ProfilePtr built(const ConfigSources& sources, const Profile* running = nullptr) {

@@ -11,7 +11,6 @@
 //     unless a comment stood where the edit went (reported).
 
 #include <string>
-#include <variant>
 
 #include "fuzz_support.hpp"
 #include "wrap/config_edit.hpp"
@@ -28,9 +27,9 @@ const EditRequest kWrap{.mode = Mode::kWrap,
                         .servers = {}};
 const EditRequest kUnwrap{.mode = Mode::kUnwrap, .wrap = {}, .servers = {}};
 
-std::variant<EditResult, std::string> edit(std::string_view text, const ConfigLayout& layout,
-                                           const EditRequest& request,
-                                           std::optional<std::string_view> backup) {
+ctxguard::Checked<EditResult> edit(std::string_view text, const ConfigLayout& layout,
+                                   const EditRequest& request,
+                                   std::optional<std::string_view> backup) {
   try {
     return edit_config(text, layout, request, backup);
   } catch (const std::exception& error) {
@@ -48,9 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const ConfigLayout layout{.format = toml ? ConfigFormat::kToml : ConfigFormat::kJson,
                             .servers_key = toml ? "mcp_servers" : ""};
   auto wrapped = edit(text, layout, kWrap, std::nullopt);
-  const EditResult* result = std::get_if<EditResult>(&wrapped);
+  const EditResult* result = wrapped ? &*wrapped : nullptr;
   if (result == nullptr) {
-    const std::string& reason = std::get<std::string>(wrapped);
+    const std::string& reason = wrapped.error().message;
     require(!reason.empty() && reason.find('\n') == std::string::npos,
             "a refusal is one line that says something", reason);
     return 0;
@@ -58,9 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!result->changed) return 0;
 
   auto again = edit(result->text, layout, kWrap, std::nullopt);
-  const EditResult* second = std::get_if<EditResult>(&again);
+  const EditResult* second = again ? &*again : nullptr;
   require(second != nullptr, "a wrapped file is read back",
-          [&] { return std::get<std::string>(again) + ": " + excerpt(result->text); });
+          [&] { return again.error().message + ": " + excerpt(result->text); });
   require(!second->changed, "wrapping twice changes nothing",
           [&] { return excerpt(result->text); });
 
@@ -69,9 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fresh = fresh && server.action != Action::kUpdated && server.action != Action::kAlreadyWrapped;
   }
   auto unwrapped = edit(result->text, layout, kUnwrap, text);
-  const EditResult* restored = std::get_if<EditResult>(&unwrapped);
+  const EditResult* restored = unwrapped ? &*unwrapped : nullptr;
   require(restored != nullptr, "a wrapped file unwraps",
-          [&] { return std::get<std::string>(unwrapped) + ": " + excerpt(result->text); });
+          [&] { return unwrapped.error().message + ": " + excerpt(result->text); });
   if (fresh && !result->comments_lost && !restored->comments_lost) {
     require(restored->text == text, "unwrap gives back the text wrap was given",
             [&] { return excerpt(text) + " -> " + excerpt(restored->text); });

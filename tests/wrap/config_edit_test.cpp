@@ -39,8 +39,8 @@ const std::string kDesktopFile = R"({
 EditResult edit(std::string_view text, const ConfigLayout& layout, const EditRequest& request,
                 std::optional<std::string_view> backup = std::nullopt) {
   auto result = edit_config(text, layout, request, backup);
-  if (auto* problem = std::get_if<std::string>(&result)) FAIL(*problem);
-  return std::get<EditResult>(std::move(result));
+  if (!result) FAIL(result.error().message);
+  return *std::move(result);
 }
 
 EditRequest wrap_request(std::optional<std::vector<std::string>> options = std::nullopt,
@@ -140,9 +140,9 @@ TEST_CASE("config edit: --server picks servers; a name the file lacks is refused
   CHECK(after.at("mcpServers").at("filesystem").at("command") == "npx");
   const auto missing =
       edit_config(kDesktopFile, kDesktop, wrap_request(std::nullopt, {"gti"}), std::nullopt);
-  REQUIRE(std::holds_alternative<std::string>(missing));
+  REQUIRE_FALSE(missing.has_value());
   CHECK(
-      std::get<std::string>(missing) ==
+      missing.error().message ==
       "there is no server \"gti\" (the file has: filesystem, git, plain, empty-args, remote, off)");
 }
 
@@ -174,13 +174,13 @@ TEST_CASE(
 
   const auto broken = edit_config("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n}",
                                   kDesktop, wrap_request(), std::nullopt);
-  REQUIRE(std::holds_alternative<std::string>(broken));
-  CHECK(std::get<std::string>(broken).rfind("not valid JSON at line 3, column ", 0) == 0);
+  REQUIRE_FALSE(broken.has_value());
+  CHECK(broken.error().message.rfind("not valid JSON at line 3, column ", 0) == 0);
   const auto not_servers =
       edit_config(R"({"mcpServers": []})", kDesktop, wrap_request(), std::nullopt);
-  CHECK(std::get<std::string>(not_servers) == "\"mcpServers\" is not an object of servers");
+  CHECK(not_servers.error().message == "\"mcpServers\" is not an object of servers");
   const auto array = edit_config("[]", kDesktop, wrap_request(), std::nullopt);
-  CHECK(std::get<std::string>(array) == "the file is not a JSON object");
+  CHECK(array.error().message == "the file is not a JSON object");
   // No servers at all: nothing to do, and no error.
   const EditResult none = edit(R"({"theme": "dark"})", kDesktop, wrap_request());
   CHECK_FALSE(none.changed);
@@ -244,10 +244,10 @@ TEST_CASE("config edit: Codex unwrap: the original text from the backup, equal t
   CHECK(toml::parse(rebuilt.text) == toml::parse(kCodexFile));
   const auto broken = edit_config("[mcp_servers.x]\ncommand = \"a\nargs = []\n", kCodex,
                                   wrap_request(), std::nullopt);
-  REQUIRE(std::holds_alternative<std::string>(broken));
-  CHECK(std::get<std::string>(broken).rfind("not valid TOML at line 2, column ", 0) == 0);
+  REQUIRE_FALSE(broken.has_value());
+  CHECK(broken.error().message.rfind("not valid TOML at line 2, column ", 0) == 0);
   const auto not_tables = edit_config("mcp_servers = 3\n", kCodex, wrap_request(), std::nullopt);
-  CHECK(std::get<std::string>(not_tables) == "\"mcp_servers\" is not a table of servers");
+  CHECK(not_tables.error().message == "\"mcp_servers\" is not a table of servers");
 }
 
 // ---- In place: each client's own format, commented, kept byte for byte but for the servers'
@@ -588,8 +588,8 @@ TEST_CASE("config edit: a TOML error quoting a line break is still one line") {
   // Found by config_edit_fuzz: toml++ quotes what it saw ("saw 'i\n'").
   const auto broken =
       edit_config("[mcp_servers.a]\ncommand = i\n", kCodex, wrap_request(), std::nullopt);
-  REQUIRE(std::holds_alternative<std::string>(broken));
-  const std::string& reason = std::get<std::string>(broken);
+  REQUIRE_FALSE(broken.has_value());
+  const std::string& reason = broken.error().message;
   CHECK(reason.rfind("not valid TOML at line 2, column ", 0) == 0);
   CHECK(reason.find('\n') == std::string::npos);
   CHECK(reason.find("\\x0a") != std::string::npos);

@@ -174,8 +174,8 @@ TEST_CASE("property: any layout: wrap changes only launches, unwrap restores the
                            .wrap = {.ctxguard = "/usr/bin/ctxguard", .options = std::nullopt},
                            .servers = {}};
     auto wrapped = edit_config(text, layout, wrap, std::nullopt);
-    REQUIRE(std::holds_alternative<EditResult>(wrapped));
-    const EditResult& result = std::get<EditResult>(wrapped);
+    REQUIRE(wrapped.has_value());
+    const EditResult& result = *wrapped;
     // What it means: every server runs through ctxguard, nothing else changed.
     json::value before = json::parse(text, {}, jsonc);
     for (auto& server : before.at("mcpServers").as_object()) {
@@ -193,8 +193,8 @@ TEST_CASE("property: any layout: wrap changes only launches, unwrap restores the
     CHECK(count_of(result.text, "// c\n") == count_of(text, "// c\n"));
     const EditRequest unwrap{.mode = Mode::kUnwrap, .wrap = {}, .servers = {}};
     auto unwrapped = edit_config(result.text, layout, unwrap, text);
-    REQUIRE(std::holds_alternative<EditResult>(unwrapped));
-    CHECK(std::get<EditResult>(unwrapped).text == text);
+    REQUIRE(unwrapped.has_value());
+    CHECK(unwrapped->text == text);
   }
 }
 
@@ -269,13 +269,13 @@ TEST_CASE("property: any Codex layout: wrap changes only launches, unwrap restor
                            .wrap = {.ctxguard = "/usr/bin/ctxguard", .options = std::nullopt},
                            .servers = {}};
     auto wrapped = edit_config(text, layout, wrap, std::nullopt);
-    if (const auto* problem = std::get_if<std::string>(&wrapped)) FAIL(*problem);
-    const EditResult& result = std::get<EditResult>(wrapped);
+    if (!wrapped) FAIL(wrapped.error().message);
+    const EditResult& result = *wrapped;
     CHECK(count_of(result.text, "#") == count_of(text, "#"));  // comments in arrays too
     CHECK_FALSE(result.comments_lost);
     const EditRequest unwrap{.mode = Mode::kUnwrap, .wrap = {}, .servers = {}};
     auto unwrapped = edit_config(result.text, layout, unwrap, text);
-    if (const auto* problem = std::get_if<std::string>(&unwrapped)) FAIL(*problem);
-    CHECK(std::get<EditResult>(unwrapped).text == text);
+    if (!unwrapped) FAIL(unwrapped.error().message);
+    CHECK(unwrapped->text == text);
   }
 }
