@@ -259,45 +259,19 @@ bool Profile::enforces_any() const {
                                                   });
 }
 
-bool Profile::lists_tools_like(const Profile& other, Listing listing) const {
-  if (listing == Listing::kSizeHints) {
-    const auto hard_caps = [](const Profile& profile) {
-      std::vector<std::pair<std::string_view, std::size_t>> list{
-          {"", profile.global_.configured.hard_cap}};
-      for (const Resolved& rule : profile.rules_) {
-        list.emplace_back(rule.glob, rule.configured.hard_cap);
-      }
-      // A client's own rules may give other caps.
-      for (const ClientScope& scope : profile.client_scopes_) {
-        list.emplace_back("", scope.global.configured.hard_cap);
-        for (const Resolved& rule : scope.rules) {
-          list.emplace_back(rule.glob, rule.configured.hard_cap);
-        }
-      }
-      return list;
-    };
-    if (hard_caps(*this) != hard_caps(other)) return false;
+std::vector<Profile::ScopedSettings> Profile::tool_rules() const {
+  std::vector<ScopedSettings> list;
+  for (const Resolved& rule : rules_) list.push_back({rule.glob, &rule.configured});
+  return list;
+}
+
+std::vector<Profile::ScopedSettings> Profile::client_scope_settings() const {
+  std::vector<ScopedSettings> list;
+  for (const ClientScope& scope : client_scopes_) {
+    list.push_back({"", &scope.global.configured});
+    for (const Resolved& rule : scope.rules) list.push_back({rule.glob, &rule.configured});
   }
-  if (enforces_any() != other.enforces_any() ||
-      global_.configured.observe != other.global_.configured.observe ||
-      process_.tool_list != other.process_.tool_list ||
-      global_.configured.page_size != other.global_.configured.page_size ||
-      largest_max_page_size() != other.largest_max_page_size()) {
-    return false;
-  }
-  // Which tools are observed: the global mode unless a rule sets another. Only when some rule
-  // does can the rules (in order: the first match wins) make a difference.
-  const auto modes = [](const Profile& profile) {
-    std::vector<std::pair<std::string_view, bool>> list;
-    bool exception = false;
-    for (const Resolved& rule : profile.rules_) {
-      list.emplace_back(rule.glob, rule.configured.observe);
-      exception = exception || rule.configured.observe != profile.global_.configured.observe;
-    }
-    if (!exception) list.clear();
-    return list;
-  };
-  return modes(*this) == modes(other);
+  return list;
 }
 
 std::size_t Profile::largest_max_page_size() const {

@@ -85,10 +85,16 @@ class Profile {
   // Whether ctxguard rewrites anything: some tool is in enforce mode (for some client). When not,
   // tools/list and the instructions go out untouched too.
   bool enforces_any() const;
-  // Whether tools/list comes out the same under `other` (modes, ctxguard_fetch's limits; with
-  // kSizeHints, for a client given each tool's size hint, the hard caps too).
-  enum class Listing { kPlain, kSizeHints };
-  bool lists_tools_like(const Profile& other, Listing listing = Listing::kPlain) const;
+  // One set of settings as configured, and the tools it is for: a tools[] rule's glob, or ""
+  // for the global settings of a client scope.
+  struct ScopedSettings {
+    std::string_view glob;
+    const BudgetSettings* configured = nullptr;
+  };
+  // The tools[] rules, in order (the first match wins).
+  std::vector<ScopedSettings> tool_rules() const;
+  // Every client scope's global settings, each followed by its tools[] rules.
+  std::vector<ScopedSettings> client_scope_settings() const;
   // The largest maxPageSize of any tool (what ctxguard_fetch's schema allows).
   std::size_t largest_max_page_size() const;
   // The largest hardCap of any tool (the most any ctxguard_fetch answer takes).

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -122,6 +124,46 @@ void set_size_hint(json::object& tool, std::size_t chars) {
 }
 
 }  // namespace
+
+bool lists_tools_alike(const config::Profile& next, const config::Profile& running,
+                       std::string_view client) {
+  using Scoped = config::Profile::ScopedSettings;
+  // Claude Code's tools/list holds each tool's hard cap (ToolListEditor).
+  if (lists_size_hints(client)) {
+    const auto hard_caps = [](const config::Profile& profile) {
+      std::vector<std::pair<std::string_view, std::size_t>> list{{"", profile.global().hard_cap}};
+      for (const Scoped& rule : profile.tool_rules()) {
+        list.emplace_back(rule.glob, rule.configured->hard_cap);
+      }
+      // A client's own rules may give other caps.
+      for (const Scoped& scoped : profile.client_scope_settings()) {
+        list.emplace_back(scoped.glob, scoped.configured->hard_cap);
+      }
+      return list;
+    };
+    if (hard_caps(next) != hard_caps(running)) return false;
+  }
+  if (next.enforces_any() != running.enforces_any() ||
+      next.global().observe != running.global().observe ||
+      next.process().tool_list != running.process().tool_list ||
+      next.global().page_size != running.global().page_size ||
+      next.largest_max_page_size() != running.largest_max_page_size()) {
+    return false;
+  }
+  // Which tools are observed: the global mode unless a rule sets another. Only when some rule
+  // does can the rules (in order: the first match wins) make a difference.
+  const auto modes = [](const config::Profile& profile) {
+    std::vector<std::pair<std::string_view, bool>> list;
+    bool exception = false;
+    for (const Scoped& rule : profile.tool_rules()) {
+      list.emplace_back(rule.glob, rule.configured->observe);
+      exception = exception || rule.configured->observe != profile.global().observe;
+    }
+    if (!exception) list.clear();
+    return list;
+  };
+  return modes(next) == modes(running);
+}
 
 std::size_t max_result_chars(std::size_t hard_cap) {
   const std::size_t chars = hard_cap > kClaudeCodeMostChars / kCharsPerTokenCeiling

@@ -52,6 +52,12 @@ inline bool lists_size_hints(std::string_view client) {
   return client_traits(client).reads_size_hint;
 }
 
+// Whether the client named `client` gets the same tools/list under `next` as under `running`:
+// the modes (which tools are observed), the toolList mode, ctxguard_fetch's limits and, for a
+// client given size hints, the hard caps. When it does not, a reload tells it the list changed.
+bool lists_tools_alike(const config::Profile& next, const config::Profile& running,
+                       std::string_view client);
+
 // The characters an answer within `hard_cap` estimated tokens may hold, as Claude Code's hint:
 // never below its own default (50,000), nor above what it accepts (500,000).
 std::size_t max_result_chars(std::size_t hard_cap);

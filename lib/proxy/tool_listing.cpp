@@ -19,11 +19,7 @@ using session::Direction;
 
 bool ToolListing::changes_listing(const config::Profile& next,
                                   const config::Profile& running) const {
-  // Claude Code's tools/list holds each tool's hard cap (mcp::ToolListEditor).
-  const auto listing = mcp::lists_size_hints(protocol_.client_name())
-                           ? config::Profile::Listing::kSizeHints
-                           : config::Profile::Listing::kPlain;
-  return !next.lists_tools_like(running, listing);
+  return !mcp::lists_tools_alike(next, running, protocol_.client_name());
 }
 
 bool ToolListing::rewrite_page(json::object& result, const Answer& answer) {

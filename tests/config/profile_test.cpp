@@ -218,22 +218,6 @@ tools:
   };
   CHECK(after->changes_from(*before) == expected);
   CHECK(before->changes_from(*before).empty());
-  CHECK(after->lists_tools_like(*before));
-  CHECK_FALSE(from_yaml("mode: observe\n")->lists_tools_like(*before));
-  CHECK_FALSE(from_yaml("maxPageSize: 300\n")->lists_tools_like(*before));
-  // A hard cap shows in tools/list only for a client given size hints (Claude Code).
-  const ProfilePtr capped = from_yaml("hardCap: 9000\n");
-  CHECK(capped->lists_tools_like(*from_yaml("hardCap: 8000\n")));
-  using Listing = ctxguard::config::Profile::Listing;
-  CHECK_FALSE(capped->lists_tools_like(*from_yaml("hardCap: 8000\n"), Listing::kSizeHints));
-  CHECK(capped->lists_tools_like(*from_yaml("hardCap: 9000\n"), Listing::kSizeHints));
-  // An observed tool keeps its outputSchema: rules with their own mode matter, in order.
-  const ProfilePtr shadowed =
-      from_yaml("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");
-  const ProfilePtr unshadowed = from_yaml("tools:\n  - match: ab\n    mode: observe\n");
-  CHECK_FALSE(shadowed->lists_tools_like(*unshadowed));
-  CHECK(unshadowed->lists_tools_like(
-      *from_yaml("pageSize: 50\ntools:\n  - match: ab\n    mode: observe\n    tables: true\n")));
 }
 
 TEST_CASE("profile: a reload keeps start-up settings and says so") {

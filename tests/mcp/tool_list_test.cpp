@@ -271,3 +271,29 @@ TEST_CASE("tool list: ctxguard_fetch is listed as docs/protocol.md 5 shows it") 
   CHECK(json::parse(shown) ==
         json::value(ctxguard::mcp::fetch_tool_definition("ctxguard_fetch", 200)));
 }
+
+TEST_CASE("tool list: a new configuration changes the list when modes or fetch limits change") {
+  using ctxguard::mcp::lists_tools_alike;
+  const auto before =
+      profile_from("tokenBudget: 4000\ntools:\n  - match: \"read_*\"\n    chunkSize: 1000\n");
+  const auto after =
+      profile_from("tokenBudget: 8000\ntools:\n  - match: \"read_*\"\n    chunkSize: 1500\n");
+  CHECK(lists_tools_alike(*after, *before, "any-client"));
+  CHECK_FALSE(lists_tools_alike(*profile_from("mode: observe\n"), *before, "any-client"));
+  CHECK_FALSE(lists_tools_alike(*profile_from("maxPageSize: 300\n"), *before, "any-client"));
+  CHECK_FALSE(lists_tools_alike(*profile_from("toolList: compact\n"), *before, "any-client"));
+  // A hard cap shows in tools/list only for a client given size hints (Claude Code).
+  const auto capped = profile_from("hardCap: 9000\n");
+  CHECK(lists_tools_alike(*capped, *profile_from("hardCap: 8000\n"), "any-client"));
+  CHECK_FALSE(lists_tools_alike(*capped, *profile_from("hardCap: 8000\n"), "claude-code"));
+  CHECK(lists_tools_alike(*capped, *profile_from("hardCap: 9000\n"), "claude-code"));
+  // An observed tool keeps its outputSchema: rules with their own mode matter, in order.
+  const auto shadowed =
+      profile_from("tools:\n  - match: a*\n    pageSize: 5\n  - match: ab\n    mode: observe\n");
+  const auto unshadowed = profile_from("tools:\n  - match: ab\n    mode: observe\n");
+  CHECK_FALSE(lists_tools_alike(*shadowed, *unshadowed, "any-client"));
+  CHECK(lists_tools_alike(
+      *unshadowed,
+      *profile_from("pageSize: 50\ntools:\n  - match: ab\n    mode: observe\n    tables: true\n"),
+      "any-client"));
+}
