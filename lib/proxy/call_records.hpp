@@ -9,7 +9,7 @@
 #include <boost/json/value.hpp>
 
 #include "mcp/protocol_state.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "telemetry/call_event.hpp"
 
 namespace ctxguard::proxy {

@@ -36,7 +36,7 @@
 #include "mcp/protocol_state.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "proxy/answer.hpp"
 #include "proxy/call_records.hpp"
 #include "proxy/line_context.hpp"

@@ -13,7 +13,7 @@
 #include "cursor/cursor_codec.hpp"
 #include "mcp/tool_list.hpp"
 #include "pipeline/cached_result.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "proxy/answer.hpp"
 #include "proxy/call_records.hpp"
 #include "proxy/task_tools.hpp"

@@ -32,7 +32,7 @@
 #include "fuzz_support.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

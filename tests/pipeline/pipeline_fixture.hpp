@@ -15,7 +15,7 @@
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/fetch/fetch_tool.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"
 

@@ -15,7 +15,7 @@
 #include "jsonrpc/message.hpp"
 #include "mcp/protocol_state.hpp"
 #include "mcp/tool_list.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 #include "proxy/own_tools.hpp"
 #include "support/json_writer.hpp"
 

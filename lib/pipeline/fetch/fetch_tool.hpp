@@ -23,7 +23,7 @@
 #include "cursor/cursor_codec.hpp"
 #include "pipeline/cached_result.hpp"
 #include "pipeline/fetch/fetch_request.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 
 namespace ctxguard::pipeline {
 

@@ -1,11 +1,11 @@
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 
 #include <algorithm>
 #include <memory>
 
 #include "budget/token_estimator.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/rewrite_job.hpp"
+#include "pipeline/rewrite/rewrite_job.hpp"
 #include "pipeline/text/text_chunk.hpp"
 #include "support/json_reader.hpp"
 #include "support/json_writer.hpp"

@@ -1,4 +1,4 @@
-#include "pipeline/rewrite_job.hpp"
+#include "pipeline/rewrite/rewrite_job.hpp"
 
 #include <algorithm>
 

@@ -29,7 +29,7 @@
 #include "pipeline/fit/text_fit.hpp"
 #include "pipeline/json_parts.hpp"
 #include "pipeline/metadata.hpp"
-#include "pipeline/result_pipeline.hpp"
+#include "pipeline/rewrite/result_pipeline.hpp"
 
 namespace ctxguard::pipeline {
 

@@ -1,4 +1,4 @@
-#include "pipeline/rewrite_job.hpp"
+#include "pipeline/rewrite/rewrite_job.hpp"
 
 // The text side of a first answer: chunking text parts (with their digest), and cutting an
 // answer as text when no level of fit brings it under the hard cap. The JSON side is in

@@ -1,5 +1,5 @@
-#include "pipeline_fixture.hpp"
-#include "value_resolver.hpp"
+#include "../pipeline_fixture.hpp"
+#include "../value_resolver.hpp"
 
 using namespace ctxguard::pipeline::testing;
 namespace json = boost::json;
