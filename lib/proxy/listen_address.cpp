@@ -12,12 +12,12 @@ namespace ip = boost::asio::ip;
 
 constexpr std::string_view kForm = "expected PORT or ADDRESS:PORT, as in 9464 or 127.0.0.1:9464";
 
-std::string problem(std::string_view text, std::string_view why) {
+Problem problem(std::string_view text, std::string_view why) {
   std::string message = "invalid listen address '";
   message += text;
   message += "': ";
   message += why;
-  return message;
+  return Problem{std::move(message)};
 }
 
 bool all_digits(std::string_view text) {
@@ -35,7 +35,7 @@ bool is_localhost(std::string_view host) {
 
 }  // namespace
 
-std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text) {
+Checked<ListenAddress> parse_listen_address(std::string_view text) {
   std::string_view host;
   std::string_view port;
   bool bracketed = false;

@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+
+#include "support/error.hpp"
 
 namespace ctxguard::proxy {
 
@@ -20,7 +21,7 @@ struct ListenAddress {
 // "[::1]:9464", "0.0.0.0:9464", "localhost:9464" -> 127.0.0.1:9464. Any other host name is
 // refused (no DNS), as are unbracketed IPv6 addresses and ":9464" (which some tools read as all
 // interfaces). On failure, the text quotes the input and says what is wrong.
-std::variant<ListenAddress, std::string> parse_listen_address(std::string_view text);
+Checked<ListenAddress> parse_listen_address(std::string_view text);
 
 // "127.0.0.1:9464", "[::1]:9464".
 std::string to_string(const boost::asio::ip::tcp::endpoint& endpoint);

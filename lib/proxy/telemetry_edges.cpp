@@ -42,11 +42,11 @@ std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySe
   }
   if (settings.metrics_listen) {
     auto address = parse_listen_address(*settings.metrics_listen);
-    if (const auto* error = std::get_if<std::string>(&address)) {
-      spdlog::error("--metrics-listen: {}", *error);
+    if (!address) {
+      spdlog::error("--metrics-listen: {}", address.error().message);
       return kExitUsage;
     }
-    const ListenAddress& listen = std::get<ListenAddress>(address);
+    const ListenAddress& listen = *address;
     auto started = MetricsServer::start(io, listen, std::move(handler),
                                         {.loopback_hosts_only = listen.address.is_loopback()});
     if (!started) {

@@ -371,11 +371,11 @@ json::object AggregateSpec::to_json() const {
   return out;
 }
 
-std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& value) {
+Checked<AggregateSpec> parse_aggregate(const json::value& value) {
   const json::object* object = value.if_object();
   if (object == nullptr) {
-    return std::string(
-        "`aggregate` must be an object such as {\"groupBy\": \"status\", \"sum\": [\"total\"]}.");
+    return Problem{
+        "`aggregate` must be an object such as {\"groupBy\": \"status\", \"sum\": [\"total\"]}."};
   }
   AggregateSpec spec;
   std::size_t named = 0;
@@ -384,27 +384,28 @@ std::variant<AggregateSpec, std::string> parse_aggregate(const json::value& valu
     const auto known = std::find_if(kSpecLists.begin(), kSpecLists.end(),
                                     [&](const SpecList& list) { return list.name == key; });
     if (known == kSpecLists.end()) {
-      return fmt::format("`aggregate` takes groupBy, sum, min, max and avg, not \"{}\".", key);
+      return Problem{
+          fmt::format("`aggregate` takes groupBy, sum, min, max and avg, not \"{}\".", key)};
     }
     std::vector<std::string>* target = &(spec.*known->fields);
     const json::value& given = member.value();
     const json::array single{given};
     const json::array* list = given.is_string() ? &single : given.if_array();
     if (list == nullptr)
-      return fmt::format("`aggregate.{}` must be a field or a list of fields.", key);
+      return Problem{fmt::format("`aggregate.{}` must be a field or a list of fields.", key)};
     for (const json::value& field : *list) {
       if (!field.is_string() || field.get_string().empty() ||
           field.get_string().size() + 2 > cursor::kMaxFieldBytes) {
-        return fmt::format("`aggregate.{}` must list field names (dotted for nested ones).", key);
+        return Problem{
+            fmt::format("`aggregate.{}` must list field names (dotted for nested ones).", key)};
       }
       target->emplace_back(field.get_string());
       ++named;
     }
   }
   if (spec.group_by.size() > kMaxGroupBy)
-    return std::string("`aggregate.groupBy` takes at most 2 fields.");
-  if (named > kMaxAggregateFields)
-    return std::string("`aggregate` takes at most 16 fields in all.");
+    return Problem{"`aggregate.groupBy` takes at most 2 fields."};
+  if (named > kMaxAggregateFields) return Problem{"`aggregate` takes at most 16 fields in all."};
   return spec;
 }
 

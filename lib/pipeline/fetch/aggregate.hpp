@@ -20,7 +20,6 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include <boost/json/array.hpp>
@@ -28,6 +27,7 @@
 #include <boost/json/value.hpp>
 
 #include "pipeline/fetch/query.hpp"
+#include "support/error.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -47,7 +47,7 @@ struct AggregateSpec {
 };
 
 // The spec `value` gives, or a one-line message saying what is wrong with it.
-std::variant<AggregateSpec, std::string> parse_aggregate(const boost::json::value& value);
+Checked<AggregateSpec> parse_aggregate(const boost::json::value& value);
 
 // The aggregate of `array` (the items `filter` matches, when given).
 struct Aggregate {

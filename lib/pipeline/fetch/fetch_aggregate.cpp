@@ -43,10 +43,11 @@ std::optional<FetchRefusal> FetchCall::answer_aggregate(const json::array& array
   std::optional<Query> filter;
   if (!request_.query.empty()) {
     auto parsed = Query::parse(request_.query);
-    if (auto* problem = std::get_if<std::string>(&parsed)) {
-      return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
+    if (!parsed) {
+      return FetchRefusal{.error = FetchError::kQueryInvalid,
+                          .detail = std::move(parsed.error().message)};
     }
-    filter = std::move(std::get<Query>(parsed));
+    filter = *std::move(parsed);
   }
   const AggregateSpec& spec = *request_.aggregate;
   const Aggregate result = aggregate(array, spec, filter ? &*filter : nullptr);

@@ -279,10 +279,11 @@ std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& arr
                                                           const std::string& path,
                                                           std::size_t begin) {
   auto parsed = Query::parse(request_.query);
-  if (auto* problem = std::get_if<std::string>(&parsed)) {
-    return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
+  if (!parsed) {
+    return FetchRefusal{.error = FetchError::kQueryInvalid,
+                        .detail = std::move(parsed.error().message)};
   }
-  const Query& query = std::get<Query>(parsed);
+  const Query& query = *parsed;
   // Every match is counted (the model learns how many there are); the first `limit` from
   // `begin` are shown.
   std::vector<std::size_t> shown;

@@ -98,12 +98,13 @@ std::optional<FetchRefusal> parse_arguments(const json::object& args, FetchReque
   }
   if (const json::value* aggregate = args.if_contains("aggregate")) {
     auto spec = parse_aggregate(*aggregate);
-    if (auto* problem = std::get_if<std::string>(&spec)) {
-      return FetchRefusal{.error = FetchError::kAggregateInvalid, .detail = std::move(*problem)};
+    if (!spec) {
+      return FetchRefusal{.error = FetchError::kAggregateInvalid,
+                          .detail = std::move(spec.error().message)};
     }
     // A new aggregate starts at its first group; the same one continues where its cursor points.
-    if (request.aggregate != std::get<AggregateSpec>(spec)) request.payload.offset = 0;
-    request.aggregate = std::move(std::get<AggregateSpec>(spec));
+    if (request.aggregate != *spec) request.payload.offset = 0;
+    request.aggregate = *std::move(spec);
   }
   return std::nullopt;
 }

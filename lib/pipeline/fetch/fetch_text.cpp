@@ -214,12 +214,13 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
 
 std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
   auto parsed = Query::parse(request_.query);
-  if (auto* problem = std::get_if<std::string>(&parsed)) {
-    return FetchRefusal{.error = FetchError::kQueryInvalid, .detail = std::move(*problem)};
+  if (!parsed) {
+    return FetchRefusal{.error = FetchError::kQueryInvalid,
+                        .detail = std::move(parsed.error().message)};
   }
   std::optional<LineIndex> own;
   const LineIndex* lines = line_index(own);
-  const Query& search = std::get<Query>(parsed);
+  const Query& search = *parsed;
   // A search of a log starts with the digest of every entry it matched; its room is taken from
   // the lines shown.
   MatchesDigest digest;

@@ -225,7 +225,7 @@ class TermReader {
  public:
   TermReader(std::string_view text, std::size_t& at) : text_(text), i_(at), start_(at) {}
 
-  std::variant<Query::Term, std::string> read() {
+  Checked<Query::Term> read() {
     while (i_ < text_.size()) {
       const char c = text_[i_];
       if (in_quotes_) {
@@ -293,24 +293,25 @@ class TermReader {
     return true;
   }
 
-  std::variant<Query::Term, std::string> finish() {
+  Checked<Query::Term> finish() {
     if (in_quotes_) {
-      return std::string(
+      return Problem{
           "A quote is not closed in the query: close it, and write \\\" for a quote inside "
-          "quotes.");
+          "quotes."};
     }
     const auto raw = [this] { return quoted_term(text_.substr(start_, i_ - start_)); };
     if (has_op_) {
       if (empty_segment_ || part_.empty()) {
-        return "The term " + raw() +
-               " has an empty field or value: write field=value, field~text or field!=value, or "
-               "put the term in double quotes to look for it as text.";
+        return Problem{"The term " + raw() +
+                       " has an empty field or value: write field=value, field~text or "
+                       "field!=value, or put the term in double quotes to look for it as text."};
       }
       term_.value = lowered(part_);
     } else {
       if (written_.empty()) {
-        return "The term " + raw() +
-               " is empty: put a word or phrase between the quotes, or leave the term out.";
+        return Problem{
+            "The term " + raw() +
+            " is empty: put a word or phrase between the quotes, or leave the term out."};
       }
       term_.field.clear();
       term_.value = lowered(written_);
@@ -333,10 +334,10 @@ class TermReader {
 
 }  // namespace
 
-std::variant<Query, std::string> Query::parse(std::string_view text) {
+Checked<Query> Query::parse(std::string_view text) {
   if (text.size() > kMaxQueryBytes) {
-    return "The query is longer than " + std::to_string(kMaxQueryBytes) +
-           " bytes: shorten it to the few words or field terms that matter.";
+    return Problem{"The query is longer than " + std::to_string(kMaxQueryBytes) +
+                   " bytes: shorten it to the few words or field terms that matter."};
   }
   Query query;
   std::size_t i = 0;
@@ -344,15 +345,16 @@ std::variant<Query, std::string> Query::parse(std::string_view text) {
     while (i < text.size() && text::is_blank_byte(text[i])) ++i;
     if (i == text.size()) break;
     if (query.terms_.size() == kMaxQueryTerms) {
-      return "The query has more than " + std::to_string(kMaxQueryTerms) + " terms: use at most " +
-             std::to_string(kMaxQueryTerms) + " (a phrase in double quotes counts as one term).";
+      return Problem{"The query has more than " + std::to_string(kMaxQueryTerms) +
+                     " terms: use at most " + std::to_string(kMaxQueryTerms) +
+                     " (a phrase in double quotes counts as one term)."};
     }
     auto term = TermReader(text, i).read();
-    if (auto* problem = std::get_if<std::string>(&term)) return std::move(*problem);
-    query.terms_.push_back(std::move(std::get<Query::Term>(term)));
+    if (!term) return term.error();
+    query.terms_.push_back(*std::move(term));
   }
   if (query.terms_.empty()) {
-    return std::string("The query is empty: give one or more words or field=value terms.");
+    return Problem{"The query is empty: give one or more words or field=value terms."};
   }
   return query;
 }

@@ -17,10 +17,11 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <boost/json/value.hpp>
+
+#include "support/error.hpp"
 
 namespace ctxguard::pipeline {
 
@@ -40,7 +41,7 @@ class Query {
   // The query, or a one-line message the model can act on ("The query is empty.", "A quote is
   // not closed in the query.", longer than kMaxQueryBytes, more than kMaxQueryTerms terms, a
   // term with an empty field or value such as "=x").
-  static std::variant<Query, std::string> parse(std::string_view text);
+  static Checked<Query> parse(std::string_view text);
 
   bool matches(const boost::json::value& item) const;
   bool matches_line(std::string_view line) const;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -22,17 +21,15 @@ using Op = Query::Op;
 
 Query query(std::string_view text) {
   auto parsed = Query::parse(text);
-  if (const std::string* error = std::get_if<std::string>(&parsed)) {
-    FAIL("`" << text << "` did not parse: " << *error);
-  }
-  return std::get<Query>(std::move(parsed));
+  if (!parsed) FAIL("`" << text << "` did not parse: " << parsed.error().message);
+  return *std::move(parsed);
 }
 
 std::string error_of(std::string_view text) {
   auto parsed = Query::parse(text);
   INFO("query: " << text);
-  REQUIRE(std::holds_alternative<std::string>(parsed));
-  return std::get<std::string>(std::move(parsed));
+  REQUIRE_FALSE(parsed.has_value());
+  return std::move(parsed.error().message);
 }
 
 // Parsed as the cache parses results, so doubles are the ones the model was shown.
