@@ -147,9 +147,9 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {
   auto command = command_for(argv);
   if (!command) return command.error();
 
-  auto to_child = win32::make_pipe(win32::Flow::kOverlappedWrites, true);
+  auto to_child = win32::make_pipe(win32::Flow::kOverlappedWrites, win32::PlainEnd::kForChild);
   if (!to_child) return to_child.error();
-  auto from_child = win32::make_pipe(win32::Flow::kOverlappedReads, true);
+  auto from_child = win32::make_pipe(win32::Flow::kOverlappedReads, win32::PlainEnd::kForChild);
   if (!from_child) return from_child.error();
   UniqueHandle child_stderr = inheritable_stderr();
   auto job = kill_on_close_job();

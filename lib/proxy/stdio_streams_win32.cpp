@@ -73,7 +73,7 @@ struct StdioStreams::Native {
 // its end at once, as it would see a client that went away.
 StdioStreams::StdioStreams(const boost::asio::any_io_executor& executor)
     : native_(std::make_unique<Native>(executor)) {
-  if (auto pipe = win32::make_pipe(win32::Flow::kOverlappedReads, false)) {
+  if (auto pipe = win32::make_pipe(win32::Flow::kOverlappedReads, win32::PlainEnd::kForThread)) {
     auto relay = std::make_unique<Relay>();
     relay->from = ::GetStdHandle(STD_INPUT_HANDLE);
     relay->to = pipe->plain.get();
@@ -81,7 +81,7 @@ StdioStreams::StdioStreams(const boost::asio::any_io_executor& executor)
     native_->reader = start_relay(std::move(relay));
     native_->in.assign(pipe->overlapped.release());
   }
-  if (auto pipe = win32::make_pipe(win32::Flow::kOverlappedWrites, false)) {
+  if (auto pipe = win32::make_pipe(win32::Flow::kOverlappedWrites, win32::PlainEnd::kForThread)) {
     auto relay = std::make_unique<Relay>();
     relay->from = pipe->plain.get();
     relay->to = ::GetStdHandle(STD_OUTPUT_HANDLE);

@@ -21,7 +21,7 @@ std::error_code last_error() {
   return {static_cast<int>(::GetLastError()), std::system_category()};
 }
 
-Result<PipePair> make_pipe(Flow flow, bool inheritable) {
+Result<PipePair> make_pipe(Flow flow, PlainEnd plain_end) {
   const std::wstring name = unique_pipe_name();
   const DWORD direction =
       flow == Flow::kOverlappedReads ? PIPE_ACCESS_INBOUND : PIPE_ACCESS_OUTBOUND;
@@ -34,7 +34,7 @@ Result<PipePair> make_pipe(Flow flow, bool inheritable) {
 
   SECURITY_ATTRIBUTES attributes{};
   attributes.nLength = sizeof attributes;
-  attributes.bInheritHandle = inheritable ? TRUE : FALSE;
+  attributes.bInheritHandle = plain_end == PlainEnd::kForChild ? TRUE : FALSE;
   const DWORD access = flow == Flow::kOverlappedReads ? GENERIC_WRITE : GENERIC_READ;
   // FILE_WRITE_ATTRIBUTES lets a reader's side still set the pipe's mode, as some runtimes do.
   UniqueHandle plain(::CreateFileW(name.c_str(), access | FILE_WRITE_ATTRIBUTES, 0, &attributes,

@@ -56,8 +56,10 @@ struct PipePair {
   UniqueHandle plain;       // for a child or a thread: blocking
 };
 
-// `inheritable`: whether the plain end may be handed to a child process.
-Result<PipePair> make_pipe(Flow flow, bool inheritable);
+// Who the plain end is for: a child process (inheritable) or a thread of ours (not).
+enum class PlainEnd { kForChild, kForThread };
+
+Result<PipePair> make_pipe(Flow flow, PlainEnd plain_end);
 
 // The process handle of a server ChildProcess started (child_process_win32.cpp).
 HANDLE process_handle(ChildProcess& child);

@@ -48,8 +48,10 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
   return length;
 }
 
-// The spec's escapes: `\\` and `\n` everywhere, `\"` in label values only.
-void append_escaped(std::string& out, std::string_view text, bool quote) {
+// Where escaped text goes: the spec escapes `\\` and `\n` everywhere, `\"` in label values only.
+enum class EscapedText { kHelp, kLabelValue };
+
+void append_escaped(std::string& out, std::string_view text, EscapedText where) {
   std::size_t at = 0;
   while (at < text.size()) {
     const std::size_t length = utf8_sequence_length(text, at);
@@ -63,7 +65,7 @@ void append_escaped(std::string& out, std::string_view text, bool quote) {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
-    } else if (c == '"' && quote) {
+    } else if (c == '"' && where == EscapedText::kLabelValue) {
       out += "\\\"";
     } else {
       out.append(text.substr(at, length));
@@ -132,7 +134,7 @@ void PrometheusText::family(std::string_view name, MetricType type, std::string_
   text_ += "# HELP ";
   text_ += name;
   text_ += ' ';
-  append_escaped(text_, help, false);
+  append_escaped(text_, help, EscapedText::kHelp);
   text_ += "\n# TYPE ";
   text_ += name;
   text_ += ' ';
@@ -173,7 +175,7 @@ void PrometheusText::sample_line(std::string_view name, const Labels& labels, st
     first = false;
     text_ += label_name;
     text_ += "=\"";
-    append_escaped(text_, label_value, true);
+    append_escaped(text_, label_value, EscapedText::kLabelValue);
     text_ += '"';
   };
   for (const auto& [label_name, label_value] : labels) {

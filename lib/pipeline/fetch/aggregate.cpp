@@ -49,9 +49,12 @@ bool align(Decimal& a, Decimal& b) {
   return true;
 }
 
-// "-12.50", "3", "1.5e3", "2E-2": the number `text` writes, or nothing. Strings take the plain
-// form only (no exponent): `exponent_allowed` is for the JSON text of a number.
-std::optional<Decimal> parse_decimal(std::string_view text, bool exponent_allowed) {
+// Which forms of a number a text may take: a string's plain form only ("-12.50", "3"), or the
+// JSON text of a number, which may have an exponent ("1.5e3", "2E-2").
+enum class NumberForm { kPlain, kJson };
+
+// The number `text` writes in `form`, or nothing.
+std::optional<Decimal> parse_decimal(std::string_view text, NumberForm form) {
   Decimal decimal;
   bool negative = false;
   std::size_t i = 0;
@@ -76,7 +79,7 @@ std::optional<Decimal> parse_decimal(std::string_view text, bool exponent_allowe
   }
   if (digits == 0 || (point && text[i - 1] == '.')) return std::nullopt;
   if (i < text.size()) {
-    if (!exponent_allowed || (text[i] != 'e' && text[i] != 'E')) return std::nullopt;
+    if (form != NumberForm::kJson || (text[i] != 'e' && text[i] != 'E')) return std::nullopt;
     int exponent = 0;
     bool exponent_negative = false;
     std::size_t j = i + 1;
@@ -103,7 +106,7 @@ Reading read_number(const json::value* value, Decimal& number) {
   if (value == nullptr || value->is_null()) return Reading::kMissing;
   std::optional<Decimal> parsed;
   if (value->is_string()) {
-    parsed = parse_decimal(value->get_string(), false);
+    parsed = parse_decimal(value->get_string(), NumberForm::kPlain);
   } else if (const std::int64_t* whole = value->if_int64()) {
     parsed = Decimal{*whole, 0};
   } else if (const std::uint64_t* large = value->if_uint64()) {
@@ -111,7 +114,7 @@ Reading read_number(const json::value* value, Decimal& number) {
   } else if (const double* real = value->if_double(); real != nullptr && std::isfinite(*real)) {
     // The shortest text that reads back as this double: what the server wrote.
     std::array<char, kMaxDoubleChars> text;
-    parsed = parse_decimal(format_double(*real, text), true);
+    parsed = parse_decimal(format_double(*real, text), NumberForm::kJson);
   }
   if (!parsed) return Reading::kNotNumber;
   number = *parsed;
@@ -228,7 +231,7 @@ json::value sum_value(const FieldTotals& totals) {
   if (!as_double) return json::value(text);
   std::string back;
   write_json_scalar(back, json::value(*as_double));
-  const auto round_trip = parse_decimal(back, true);
+  const auto round_trip = parse_decimal(back, NumberForm::kJson);
   return round_trip && compare(*round_trip, totals.sum) == 0 ? json::value(*as_double)
                                                              : json::value(text);
 }
