@@ -38,8 +38,7 @@ std::string group_body(const GroupPage& page, std::size_t count) {
 
 }  // namespace
 
-std::optional<FetchRefusal> FetchCall::answer_aggregate(const json::array& array,
-                                                        const std::string& path) {
+Refusable<> FetchCall::answer_aggregate(const json::array& array, const std::string& path) {
   std::optional<Query> filter;
   if (!request_.query.empty()) {
     auto parsed = Query::parse(request_.query);
@@ -80,7 +79,7 @@ std::optional<FetchRefusal> FetchCall::answer_aggregate(const json::array& array
   answer_.record.items_total = total;
   answer_.record.items_shown = shown;
   answer_.record.stages = {"fetch", "aggregate"};
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace ctxguard::pipeline

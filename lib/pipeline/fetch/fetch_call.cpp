@@ -13,19 +13,19 @@ namespace ctxguard::pipeline {
 namespace json = boost::json;
 using cursor::CursorKind;
 
-std::optional<FetchRefusal> FetchCall::run() {
+Refusable<> FetchCall::run() {
   if (request_.start_line || request_.end_line) {
     if (part_.is_json) return refusal(FetchError::kLinesOnJson);
     const std::size_t first = request_.start_line.value_or(1);
     const std::size_t last = request_.end_line.value_or(SIZE_MAX / 2);
     if (last < first) return refusal(FetchError::kEndBeforeStart);
     answer_lines(first, last);
-    return std::nullopt;
+    return {};
   }
   return part_.is_json ? answer_json_part() : answer_text_part();
 }
 
-std::optional<FetchRefusal> FetchCall::answer_text_part() {
+Refusable<> FetchCall::answer_text_part() {
   if (request_.path) return refusal(FetchError::kPathOnText);
   if (request_.aggregate) return refusal(FetchError::kAggregateNotArray);
   if (request_.query.empty()) return answer_text_cursor();
@@ -37,22 +37,22 @@ std::optional<FetchRefusal> FetchCall::answer_text_part() {
   return answer_line_query(std::max<std::size_t>(from, 1));
 }
 
-std::optional<FetchRefusal> FetchCall::answer_text_cursor() {
+Refusable<> FetchCall::answer_text_cursor() {
   const auto offset = static_cast<std::size_t>(request_.payload.offset);
   switch (request_.payload.kind) {
     case CursorKind::kTextChunk:
       if (offset >= part_.chunks.size()) break;
       answer_chunk(offset);
-      return std::nullopt;
+      return {};
     case CursorKind::kTextLines:
       if (offset > part_.text.size()) break;
       answer_lines(0, request_.payload.limit, offset);
-      return std::nullopt;
+      return {};
     case CursorKind::kTextRange:
     case CursorKind::kValue:
       if (offset > part_.text.size()) break;
       answer_text(part_.text, offset, "", {});
-      return std::nullopt;
+      return {};
     case CursorKind::kArrayPage:
     case CursorKind::kAggregate:
       break;
@@ -60,7 +60,7 @@ std::optional<FetchRefusal> FetchCall::answer_text_cursor() {
   return refusal(FetchError::kMismatch);
 }
 
-std::optional<FetchRefusal> FetchCall::answer_json_part() {
+Refusable<> FetchCall::answer_json_part() {
   const std::string path = request_.path.value_or(request_.payload.path);
   const json::value* value = find_pointer(part_.json, path);
   if (value == nullptr) {
@@ -80,40 +80,38 @@ std::optional<FetchRefusal> FetchCall::answer_json_part() {
       return FetchRefusal{.error = FetchError::kQueryOnString, .detail = path};
     }
     answer_text(*string, 0, path, value_piece_fields(path, PieceOf::kString));
-    return std::nullopt;
+    return {};
   }
   if (const json::array* array = value->if_array()) return answer_array(*array, path);
   if (!request_.query.empty()) return refusal(FetchError::kQueryOnScalar);
   answer_value(*value, path);
-  return std::nullopt;
+  return {};
 }
 
 // A value served as text in pieces (a string, or a value too large for any layout): the piece
 // from where the cursor points.
-std::optional<FetchRefusal> FetchCall::answer_value_piece(const json::value& value,
-                                                          const std::string& path) {
+Refusable<> FetchCall::answer_value_piece(const json::value& value, const std::string& path) {
   if (!request_.query.empty()) return refusal(FetchError::kQueryOnPiece);
   const auto offset = static_cast<std::size_t>(request_.payload.offset);
   if (const json::string* string = value.if_string()) {
     if (offset > string->size()) return refusal(FetchError::kMismatch);
     answer_text(*string, offset, path, value_piece_fields(path, PieceOf::kString));
-    return std::nullopt;
+    return {};
   }
   const std::string subtree = to_json(value);
   if (offset > subtree.size()) return refusal(FetchError::kMismatch);
   answer_text(subtree, offset, path, value_piece_fields(path, PieceOf::kJsonText));
-  return std::nullopt;
+  return {};
 }
 
-std::optional<FetchRefusal> FetchCall::answer_array(const json::array& array,
-                                                    const std::string& path) {
+Refusable<> FetchCall::answer_array(const json::array& array, const std::string& path) {
   // An array page's cursor continues at its offset; `path` starts at the array's first item.
   const bool continued = request_.payload.kind == CursorKind::kArrayPage && !request_.path;
   const std::size_t begin = continued ? static_cast<std::size_t>(request_.payload.offset) : 0;
   if (begin > array.size()) return refusal(FetchError::kMismatch);
   if (!request_.query.empty()) return answer_array_query(array, path, begin);
   answer_page(Page{.array = array, .path = path, .begin = begin});
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace ctxguard::pipeline

@@ -43,7 +43,7 @@ class FetchCall {
         answer_(answer) {}
 
   // Fills the answer; a refusal when the cursor or the arguments do not fit the cached part.
-  std::optional<FetchRefusal> run();
+  Refusable<> run();
 
  private:
   // A query page that is the last: no match beyond it to resume from.
@@ -67,13 +67,11 @@ class FetchCall {
   FitOptions fit_options() const;
 
   // The dispatch: text parts (by cursor kind), then JSON parts (by the value's kind).
-  std::optional<FetchRefusal> answer_text_part();
-  std::optional<FetchRefusal> answer_text_cursor();
-  std::optional<FetchRefusal> answer_json_part();
-  std::optional<FetchRefusal> answer_value_piece(const boost::json::value& value,
-                                                 const std::string& path);
-  std::optional<FetchRefusal> answer_array(const boost::json::array& array,
-                                           const std::string& path);
+  Refusable<> answer_text_part();
+  Refusable<> answer_text_cursor();
+  Refusable<> answer_json_part();
+  Refusable<> answer_value_piece(const boost::json::value& value, const std::string& path);
+  Refusable<> answer_array(const boost::json::array& array, const std::string& path);
 
   // fetch_json.cpp
   void answer_page(const Page& page);
@@ -82,16 +80,15 @@ class FetchCall {
   boost::json::object search_meta(const Page& page, const FitPlan& plan,
                                   boost::json::object meta) const;
   void answer_item_as_text(const Page& page, const ArrayCut& shown);
-  std::optional<FetchRefusal> answer_array_query(const boost::json::array& array,
-                                                 const std::string& path, std::size_t begin);
+  Refusable<> answer_array_query(const boost::json::array& array, const std::string& path,
+                                 std::size_t begin);
   void answer_no_match(const std::string& path, std::size_t total);
   void answer_value(const boost::json::value& value, const std::string& path);
   // Composes the answer from a body and its `_ctxguard`, within the budget; its size.
   AnswerSize compose(boost::json::object meta, const std::string& body);
 
   // fetch_aggregate.cpp: `aggregate` over the array at `path`, its groups a page at a time.
-  std::optional<FetchRefusal> answer_aggregate(const boost::json::array& array,
-                                               const std::string& path);
+  Refusable<> answer_aggregate(const boost::json::array& array, const std::string& path);
 
   // fetch_text.cpp
   // The text part's line index: the cached one, or one built into `own` (a JSON part cut as
@@ -102,7 +99,7 @@ class FetchCall {
   // `resume_at` (which is inside a line when one line alone is over the budget).
   void answer_lines(std::size_t first, std::size_t last,
                     std::optional<std::size_t> resume_at = std::nullopt);
-  std::optional<FetchRefusal> answer_line_query(std::size_t from);
+  Refusable<> answer_line_query(std::size_t from);
   // The piece of `text` from byte `begin` that fits the budget and a trailing
   // {"_ctxguard": ...} item (with `extra` members) whose cursor continues at the piece's end.
   void answer_text(std::string_view text, std::size_t begin, const std::string& path,

@@ -5,7 +5,6 @@
 // the fit engine, like first answers.
 
 #include <algorithm>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -275,9 +274,8 @@ void FetchCall::answer_item_as_text(const Page& page, const ArrayCut& shown) {
   }
 }
 
-std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& array,
-                                                          const std::string& path,
-                                                          std::size_t begin) {
+Refusable<> FetchCall::answer_array_query(const json::array& array, const std::string& path,
+                                          std::size_t begin) {
   auto parsed = Query::parse(request_.query);
   if (!parsed) {
     return FetchRefusal{.error = FetchError::kQueryInvalid,
@@ -309,7 +307,7 @@ std::optional<FetchRefusal> FetchCall::answer_array_query(const json::array& arr
                      .total_matches = total,
                      .resume = resume});
   }
-  return std::nullopt;
+  return {};
 }
 
 void FetchCall::answer_no_match(const std::string& path, std::size_t total) {

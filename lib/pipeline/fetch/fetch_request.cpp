@@ -13,10 +13,8 @@ namespace json = boost::json;
 
 namespace {
 
-using ParsedNumber = std::variant<std::size_t, FetchRefusal>;
-
 // A whole number argument, 1 or more.
-ParsedNumber whole_number(const json::value& value, std::string_view name) {
+Refusable<std::size_t> whole_number(const json::value& value, std::string_view name) {
   std::int64_t number = 0;
   if (value.is_int64()) {
     number = value.get_int64();
@@ -36,7 +34,7 @@ ParsedNumber whole_number(const json::value& value, std::string_view name) {
   return static_cast<std::size_t>(number);
 }
 
-std::optional<FetchRefusal> parse_fields(const json::value& value, FetchRequest& request) {
+Refusable<> parse_fields(const json::value& value, FetchRequest& request) {
   const json::array* list = value.if_array();
   if (list == nullptr || list->size() > cursor::kMaxFields) {
     return refusal(FetchError::kFieldsNotList);
@@ -49,52 +47,52 @@ std::optional<FetchRefusal> parse_fields(const json::value& value, FetchRequest&
     request.fields.emplace_back(field.get_string());
   }
   request.fields_given = true;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<FetchRefusal> parse_path(const json::value& value, FetchRequest& request) {
+Refusable<> parse_path(const json::value& value, FetchRequest& request) {
   const json::string* path = value.if_string();
   if (path == nullptr || path->size() > cursor::kMaxPathBytes ||
       (!path->empty() && path->front() != '/')) {
     return refusal(FetchError::kPathNotPointer);
   }
   request.path = std::string(*path);
-  return std::nullopt;
+  return {};
 }
 
-std::optional<FetchRefusal> parse_query(const json::value& value, FetchRequest& request) {
+Refusable<> parse_query(const json::value& value, FetchRequest& request) {
   const json::string* query = value.if_string();
   if (query == nullptr) return refusal(FetchError::kQueryNotString);
   if (query->empty()) return refusal(FetchError::kQueryEmpty);
   request.query = std::string(*query);
   // A new search starts at the beginning; the same query continues where its cursor points.
   if (request.payload.query != request.query) request.payload.offset = 0;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<FetchRefusal> parse_number(const json::object& args, std::string_view name,
-                                         std::optional<std::size_t>& target) {
+Refusable<> parse_number(const json::object& args, std::string_view name,
+                         std::optional<std::size_t>& target) {
   const json::value* value = args.if_contains(name);
-  if (value == nullptr) return std::nullopt;
-  ParsedNumber number = whole_number(*value, name);
-  if (auto* problem = std::get_if<FetchRefusal>(&number)) return std::move(*problem);
-  target = std::get<std::size_t>(number);
-  return std::nullopt;
+  if (value == nullptr) return {};
+  const Refusable<std::size_t> number = whole_number(*value, name);
+  if (!number) return number.error();
+  target = *number;
+  return {};
 }
 
 // The arguments beside the cursor, in the order their problems are reported.
-std::optional<FetchRefusal> parse_arguments(const json::object& args, FetchRequest& request) {
-  if (auto problem = parse_number(args, "limit", request.limit)) return problem;
+Refusable<> parse_arguments(const json::object& args, FetchRequest& request) {
+  if (auto parsed = parse_number(args, "limit", request.limit); !parsed) return parsed;
   if (const json::value* fields = args.if_contains("fields")) {
-    if (auto problem = parse_fields(*fields, request)) return problem;
+    if (auto parsed = parse_fields(*fields, request); !parsed) return parsed;
   }
   if (const json::value* path = args.if_contains("path")) {
-    if (auto problem = parse_path(*path, request)) return problem;
+    if (auto parsed = parse_path(*path, request); !parsed) return parsed;
   }
-  if (auto problem = parse_number(args, "startLine", request.start_line)) return problem;
-  if (auto problem = parse_number(args, "endLine", request.end_line)) return problem;
+  if (auto parsed = parse_number(args, "startLine", request.start_line); !parsed) return parsed;
+  if (auto parsed = parse_number(args, "endLine", request.end_line); !parsed) return parsed;
   if (const json::value* query = args.if_contains("query")) {
-    if (auto problem = parse_query(*query, request)) return problem;
+    if (auto parsed = parse_query(*query, request); !parsed) return parsed;
   }
   if (const json::value* aggregate = args.if_contains("aggregate")) {
     auto spec = parse_aggregate(*aggregate);
@@ -106,7 +104,7 @@ std::optional<FetchRefusal> parse_arguments(const json::object& args, FetchReque
     if (request.aggregate != *spec) request.payload.offset = 0;
     request.aggregate = *std::move(spec);
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -201,9 +199,9 @@ std::string_view fetch_refusal_reason(FetchError error) {
   }
 }
 
-std::variant<FetchRequest, FetchRefusal> parse_fetch_request(
-    const json::value& arguments, const cursor::CursorCodec& codec,
-    std::chrono::system_clock::time_point wall_now) {
+Refusable<FetchRequest> parse_fetch_request(const json::value& arguments,
+                                            const cursor::CursorCodec& codec,
+                                            std::chrono::system_clock::time_point wall_now) {
   const json::object* args = arguments.if_object();
   const json::value* cursor_arg = args != nullptr ? args->if_contains("cursor") : nullptr;
   if (cursor_arg == nullptr || !cursor_arg->is_string()) {
@@ -230,12 +228,12 @@ std::variant<FetchRequest, FetchRefusal> parse_fetch_request(
     request.fields = request.payload.fields;
   }
   request.query = request.payload.query;
-  if (auto problem = parse_arguments(*args, request)) return std::move(*problem);
+  if (auto parsed = parse_arguments(*args, request); !parsed) return parsed.error();
   return request;
 }
 
-std::variant<std::size_t, FetchRefusal> page_limit(const FetchRequest& request,
-                                                   const config::BudgetSettings& settings) {
+Refusable<std::size_t> page_limit(const FetchRequest& request,
+                                  const config::BudgetSettings& settings) {
   if (request.limit) {
     if (*request.limit > settings.max_page_size) {
       return FetchRefusal{.error = FetchError::kLimitOverMax,

@@ -7,11 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include <boost/json/value.hpp>
+#include <boost/system/result.hpp>
 
 #include "config/settings.hpp"
 #include "cursor/cursor_codec.hpp"
@@ -54,6 +55,10 @@ struct FetchRefusal {
   std::int64_t number = 0;  // the number the message names
 };
 
+// A value (`Refusable<>`: the answer is written), or why the call is refused.
+template <class T = void>
+using Refusable = boost::system::result<T, FetchRefusal>;
+
 // A refusal the error says everything about.
 inline FetchRefusal refusal(FetchError error) { return FetchRefusal{.error = error}; }
 
@@ -61,6 +66,12 @@ inline FetchRefusal refusal(FetchError error) { return FetchRefusal{.error = err
 std::string fetch_refusal_message(const FetchRefusal& refusal);
 // Its name in telemetry (ctxguard_cursor_errors_total's reason, a call record's `error`).
 std::string_view fetch_refusal_reason(FetchError error);
+
+// `Refusable::value()` on a refusal: a caller that did not look first. Never on the message path.
+[[noreturn]] inline void throw_exception_from_error(const FetchRefusal& refusal,
+                                                    const boost::source_location& /*where*/) {
+  throw std::runtime_error(fetch_refusal_message(refusal));
+}
 
 // What a call asks for, its arguments checked one by one.
 struct FetchRequest {
@@ -77,14 +88,14 @@ struct FetchRequest {
 
 // Checks `arguments` (a call's `arguments`; null when absent) in the order a caller reads the
 // problems: the cursor first, decoded with `codec` at `wall_now`.
-std::variant<FetchRequest, FetchRefusal> parse_fetch_request(
-    const boost::json::value& arguments, const cursor::CursorCodec& codec,
-    std::chrono::system_clock::time_point wall_now);
+Refusable<FetchRequest> parse_fetch_request(const boost::json::value& arguments,
+                                            const cursor::CursorCodec& codec,
+                                            std::chrono::system_clock::time_point wall_now);
 
 // The page size of a call for a result of a tool with `settings`: the given limit, else the one
 // the cursor carries (a reload may have lowered the maximum since), else the tool's page size.
 // A refusal when the given limit is over the tool's maximum.
-std::variant<std::size_t, FetchRefusal> page_limit(const FetchRequest& request,
-                                                   const config::BudgetSettings& settings);
+Refusable<std::size_t> page_limit(const FetchRequest& request,
+                                  const config::BudgetSettings& settings);
 
 }  // namespace ctxguard::pipeline

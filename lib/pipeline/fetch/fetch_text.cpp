@@ -4,7 +4,6 @@
 // of text that fit the budget (the JSON answers are in fetch_json.cpp).
 
 #include <algorithm>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -212,7 +211,7 @@ void FetchCall::answer_lines(std::size_t first, std::size_t last,
   answer_.record.items_shown = shown_last >= first ? shown_last - first + 1 : 0;
 }
 
-std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
+Refusable<> FetchCall::answer_line_query(std::size_t from) {
   auto parsed = Query::parse(request_.query);
   if (!parsed) {
     return FetchRefusal{.error = FetchError::kQueryInvalid,
@@ -246,7 +245,7 @@ std::optional<FetchRefusal> FetchCall::answer_line_query(std::size_t from) {
            });
   answer_.record.items_total = matches.total;
   answer_.record.items_shown = matches.shown;
-  return std::nullopt;
+  return {};
 }
 
 void FetchCall::answer_text(std::string_view text, std::size_t begin, const std::string& path,

@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <utility>
-#include <variant>
 
 #include "mcp/tool_result.hpp"
 #include "pipeline/fetch/fetch_call.hpp"
@@ -31,8 +30,8 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
                               std::chrono::steady_clock::time_point now,
                               std::chrono::system_clock::time_point wall_now) {
   const auto parsed = parse_fetch_request(arguments, codec_, wall_now);
-  if (const auto* refusal = std::get_if<FetchRefusal>(&parsed)) return refused(name(), *refusal);
-  const FetchRequest& request = std::get<FetchRequest>(parsed);
+  if (!parsed) return refused(name(), parsed.error());
+  const FetchRequest& request = *parsed;
 
   const std::uint64_t entry_id = request.payload.entry;
   const std::shared_ptr<const CachedResult> entry = cache_.find(entry_id, now);
@@ -44,9 +43,7 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
   const config::BudgetSettings& budget = settings_for(entry->tool);
   std::string tool = name() + ":" + entry->tool;
   const auto limit = page_limit(request, budget);
-  if (const auto* refusal = std::get_if<FetchRefusal>(&limit)) {
-    return refused(std::move(tool), *refusal);
-  }
+  if (!limit) return refused(std::move(tool), limit.error());
   if (!request.query.empty() && !budget.search) {
     return refused(std::move(tool),
                    FetchRefusal{.error = FetchError::kSearchOff, .detail = entry->tool});
@@ -60,11 +57,11 @@ FetchAnswer FetchTool::answer(const boost::json::value& arguments, const Setting
   const FetchCall::Context context{.tool_name = name(),
                                    .entry = *entry,
                                    .request = request,
-                                   .limit = std::get<std::size_t>(limit),
+                                   .limit = *limit,
                                    .budget = budget,
                                    .issuer = issuer};
-  if (const auto refusal = FetchCall(context, answer).run()) {
-    refuse(answer, *refusal);
+  if (const auto answered = FetchCall(context, answer).run(); !answered) {
+    refuse(answer, answered.error());
   } else {
     // The limit the answer came closest to: the one that decided how much it holds.
     const budget::LimitShare closest = budget::tightest_limit(

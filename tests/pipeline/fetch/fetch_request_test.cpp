@@ -3,7 +3,6 @@
 #include <chrono>
 #include <set>
 #include <string>
-#include <variant>
 
 #include <boost/json.hpp>
 
@@ -37,22 +36,20 @@ std::string cursor(CursorPayload payload = {}) {
   return codec().encode(payload);
 }
 
-std::variant<FetchRequest, FetchRefusal> parse(json::object arguments) {
+ctxguard::pipeline::Refusable<FetchRequest> parse(json::object arguments) {
   return parse_fetch_request(json::value(std::move(arguments)), codec(), kNow);
 }
 
 FetchRefusal refused(json::object arguments) {
   auto parsed = parse(std::move(arguments));
-  REQUIRE(std::holds_alternative<FetchRefusal>(parsed));
-  return std::get<FetchRefusal>(parsed);
+  REQUIRE_FALSE(parsed.has_value());
+  return parsed.error();
 }
 
 FetchRequest accepted(json::object arguments) {
   auto parsed = parse(std::move(arguments));
-  if (auto* refusal = std::get_if<FetchRefusal>(&parsed)) {
-    FAIL(ctxguard::pipeline::fetch_refusal_message(*refusal));
-  }
-  return std::get<FetchRequest>(parsed);
+  if (!parsed) FAIL(ctxguard::pipeline::fetch_refusal_message(parsed.error()));
+  return *parsed;
 }
 
 }  // namespace
@@ -133,13 +130,13 @@ TEST_CASE("fetch request: the page size is the given limit, the cursor's, or the
   CursorPayload payload;
   payload.limit = 300;  // issued before a reload lowered the maximum
   const FetchRequest carried = accepted({{"cursor", cursor(payload)}});
-  CHECK(std::get<std::size_t>(ctxguard::pipeline::page_limit(carried, settings)) == 200);
+  CHECK(ctxguard::pipeline::page_limit(carried, settings).value() == 200);
   const FetchRequest plain = accepted({{"cursor", cursor()}});
-  CHECK(std::get<std::size_t>(ctxguard::pipeline::page_limit(plain, settings)) == 50);
+  CHECK(ctxguard::pipeline::page_limit(plain, settings).value() == 50);
   const FetchRequest given = accepted({{"cursor", cursor()}, {"limit", 120}});
-  CHECK(std::get<std::size_t>(ctxguard::pipeline::page_limit(given, settings)) == 120);
+  CHECK(ctxguard::pipeline::page_limit(given, settings).value() == 120);
   const FetchRequest over = accepted({{"cursor", cursor()}, {"limit", 201}});
-  const auto refusal = std::get<FetchRefusal>(ctxguard::pipeline::page_limit(over, settings));
+  const auto refusal = ctxguard::pipeline::page_limit(over, settings).error();
   CHECK(ctxguard::pipeline::fetch_refusal_message(refusal) ==
         "`limit` must be a whole number from 1 to 200.");
 }
