@@ -52,11 +52,11 @@ int run(int argc, char** argv) {
   proxy::ignore_sigpipe();
 
   auto parsed = config::parse_command_line(std::span<const char* const>(argv, argc));
-  if (const auto* error = std::get_if<config::UsageError>(&parsed)) {
-    std::fprintf(stderr, "ctxguard: %s\n", error->message.c_str());
+  if (!parsed) {
+    std::fprintf(stderr, "ctxguard: %s\n", parsed.error().message.c_str());
     return proxy::kExitUsage;
   }
-  auto& command_line = std::get<config::CommandLine>(parsed);
+  auto& command_line = *parsed;
   switch (command_line.action) {
     case config::CommandLine::Action::kHelp:
       std::fputs(config::help_text().c_str(), stdout);

@@ -138,34 +138,32 @@ std::optional<std::string> flag_or_variable(const po::variables_map& vm,
   return std::nullopt;
 }
 
-std::optional<UsageError> read_telemetry(const po::variables_map& vm,
-                                         const Environment& environment,
-                                         TelemetrySettings& telemetry) {
+Checked<> read_telemetry(const po::variables_map& vm, const Environment& environment,
+                         TelemetrySettings& telemetry) {
   telemetry.file = flag_or_variable(vm, environment, "telemetry-file", "CTXGUARD_TELEMETRY_FILE");
-  if (telemetry.file && telemetry.file->empty()) return UsageError{"--telemetry-file is empty"};
+  if (telemetry.file && telemetry.file->empty()) return Problem{"--telemetry-file is empty"};
   telemetry.metrics_listen =
       flag_or_variable(vm, environment, "metrics-listen", "CTXGUARD_METRICS_LISTEN");
   telemetry.sample_file =
       flag_or_variable(vm, environment, "sample-answers", "CTXGUARD_SAMPLE_ANSWERS");
   if (telemetry.sample_file && telemetry.sample_file->empty()) {
-    return UsageError{"--sample-answers is empty"};
+    return Problem{"--sample-answers is empty"};
   }
   telemetry.sample_percent = vm["sample-rate"].as<double>();
   if (!(telemetry.sample_percent > 0 && telemetry.sample_percent <= 100)) {
-    return UsageError{"--sample-rate must be more than 0 and at most 100 (percent)"};
+    return Problem{"--sample-rate must be more than 0 and at most 100 (percent)"};
   }
   telemetry.queue_lines = vm["telemetry-queue"].as<std::size_t>();
   if (telemetry.queue_lines < 1 || telemetry.queue_lines > 1'000'000) {
-    return UsageError{"--telemetry-queue must be from 1 to 1000000"};
+    return Problem{"--telemetry-queue must be from 1 to 1000000"};
   }
-  return std::nullopt;
+  return {};
 }
 
-std::variant<std::chrono::milliseconds, UsageError> seconds_option(const po::variables_map& vm,
-                                                                   const char* name) {
+Checked<std::chrono::milliseconds> seconds_option(const po::variables_map& vm, const char* name) {
   const double seconds = vm[name].as<double>();
   if (!std::isfinite(seconds) || seconds < 0 || seconds > 86400) {
-    return UsageError{std::string("--") + name + " must be between 0 and 86400 seconds"};
+    return Problem{std::string("--") + name + " must be between 0 and 86400 seconds"};
   }
   return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
@@ -191,34 +189,34 @@ std::optional<ProjectionRule> parse_projection(std::string_view text) {
 }
 
 // What only flags set: the fetch tool's prefix, --project rules, the spill directory.
-std::optional<UsageError> read_flag_only(const po::variables_map& vm, TunedSettings& tuned) {
+Checked<> read_flag_only(const po::variables_map& vm, TunedSettings& tuned) {
   std::string& prefix = tuned.process.fetch_tool_prefix;
   prefix = vm["fetch-tool-prefix"].as<std::string>();
   const bool prefix_ok = std::all_of(prefix.begin(), prefix.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
   if (prefix.empty() || prefix.size() > 32 || !prefix_ok) {
-    return UsageError{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
+    return Problem{"--fetch-tool-prefix must be 1-32 characters of A-Z a-z 0-9 _ - ."};
   }
   if (vm.count("project")) {
     for (const std::string& text : vm["project"].as<std::vector<std::string>>()) {
       auto rule = parse_projection(text);
       if (!rule) {
-        return UsageError{"--project '" + text +
-                          "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
+        return Problem{"--project '" + text +
+                       "' must be GLOB=FIELD[,FIELD...], e.g. 'list_*=id,status,guest.name'"};
       }
       tuned.budget.summary.projections.push_back(std::move(*rule));
     }
   }
   if (vm.count("spill-dir")) tuned.budget.summary.spill_dir = vm["spill-dir"].as<std::string>();
-  return std::nullopt;
+  return {};
 }
 
 // The settings the variables and flags give, each checked now so a typo stops ctxguard before
 // it starts the server; bad ones go to sources.problems (reported alone without a file, with the
 // file's problems otherwise).
-std::optional<UsageError> read_settings(const po::variables_map& vm, const Environment& environment,
-                                        ConfigSources& sources) {
+Checked<> read_settings(const po::variables_map& vm, const Environment& environment,
+                        ConfigSources& sources) {
   const auto read = [&sources](const SettingSpec& spec, std::string_view text,
                                std::string_view where, std::vector<SettingValue>& out) {
     auto value = read_setting_value(spec, text, where);
@@ -269,14 +267,14 @@ const std::string* stray_word(const std::vector<std::string>& args,
 
 // The process's own options: logging, the lifecycle timeouts, the longest message, the client
 // assumed for one that names none.
-std::optional<UsageError> read_process_options(const po::variables_map& vm,
-                                               const Environment& environment, Settings& settings) {
+Checked<> read_process_options(const po::variables_map& vm, const Environment& environment,
+                               Settings& settings) {
   const std::string& level = vm["log-level"].as<std::string>();
   if (auto parsed = logging::parse_level(level)) {
     settings.log.level = *parsed;
   } else {
-    return UsageError{"--log-level '" + level +
-                      "' is not one of trace, debug, info, warn, error, critical, off"};
+    return Problem{"--log-level '" + level +
+                   "' is not one of trace, debug, info, warn, error, critical, off"};
   }
   if (vm.count("log-file")) settings.log.file = vm["log-file"].as<std::string>();
 
@@ -284,19 +282,19 @@ std::optional<UsageError> read_process_options(const po::variables_map& vm,
                               std::pair{"kill-timeout", &settings.lifecycle.kill_timeout},
                               std::pair{"metrics-linger", &settings.telemetry.metrics_linger}}) {
     auto value = seconds_option(vm, name);
-    if (auto* error = std::get_if<UsageError>(&value)) return std::move(*error);
-    *target = std::get<std::chrono::milliseconds>(value);
+    if (!value) return value.error();
+    *target = *value;
   }
   settings.max_message_bytes = vm["max-message-bytes"].as<std::size_t>();
   settings.assumed_client =
       flag_or_variable(vm, environment, "client", "CTXGUARD_CLIENT").value_or(std::string());
   if (settings.assumed_client.size() > 256) {
-    return UsageError{"--client is longer than 256 characters"};
+    return Problem{"--client is longer than 256 characters"};
   }
   if (settings.max_message_bytes < 1024) {
-    return UsageError{"--max-message-bytes must be at least 1024"};
+    return Problem{"--max-message-bytes must be at least 1024"};
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -317,8 +315,8 @@ std::string help_text() {
   return out.str();
 }
 
-std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* const> argv,
-                                                         const Environment& environment) {
+Checked<CommandLine> parse_command_line(std::span<const char* const> argv,
+                                        const Environment& environment) {
   const auto args = argv.empty() ? argv : argv.subspan(1);
   const auto separator = std::find_if(
       args.begin(), args.end(), [](const char* arg) { return std::string_view(arg) == "--"; });
@@ -326,15 +324,15 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
 
   const po::options_description table = all_options();
   if (const std::string* stray = stray_word(ours, table)) {
-    return UsageError{"unexpected argument '" + *stray + "': put the server command after '--'. " +
-                      kUsage};
+    return Problem{"unexpected argument '" + *stray + "': put the server command after '--'. " +
+                   kUsage};
   }
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(ours).options(table).run(), vm);
     po::notify(vm);
   } catch (const po::error& error) {
-    return UsageError{std::string(error.what()) + ". " + kUsage};
+    return Problem{std::string(error.what()) + ". " + kUsage};
   }
 
   CommandLine command_line;
@@ -348,9 +346,9 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   }
 
   Settings& settings = command_line.settings;
-  if (auto error = read_process_options(vm, environment, settings)) return std::move(*error);
-  if (auto error = read_telemetry(vm, environment, settings.telemetry)) return std::move(*error);
-  if (auto error = read_settings(vm, environment, command_line.sources)) return std::move(*error);
+  if (auto read = read_process_options(vm, environment, settings); !read) return read.error();
+  if (auto read = read_telemetry(vm, environment, settings.telemetry); !read) return read.error();
+  if (auto read = read_settings(vm, environment, command_line.sources); !read) return read.error();
   if (vm.count("check-config")) {
     command_line.sources.file_path = vm["check-config"].as<std::string>();
     command_line.action = CommandLine::Action::kCheckConfig;
@@ -361,13 +359,13 @@ std::variant<CommandLine, UsageError> parse_command_line(std::span<const char* c
   auto profile = Profile::build(command_line.sources);
   if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
     if (!command_line.sources.file_path)
-      return UsageError{fmt::format("{}", fmt::join(*errors, "\n  "))};
+      return Problem{fmt::format("{}", fmt::join(*errors, "\n  "))};
   } else {
     std::get<ProfilePtr>(profile)->copy_globals_to(settings);
   }
   if (command_line.action == CommandLine::Action::kCheckConfig) return command_line;
   if (separator == args.end() || separator + 1 == args.end()) {
-    return UsageError{"missing server command. " + std::string(kUsage)};
+    return Problem{"missing server command. " + std::string(kUsage)};
   }
   settings.server_command.assign(separator + 1, args.end());
   return command_line;

@@ -12,6 +12,7 @@
 
 #include "config/profile.hpp"
 #include "config/settings.hpp"
+#include "support/error.hpp"
 
 namespace ctxguard::config {
 
@@ -30,15 +31,12 @@ struct CommandLine {
 using Environment = std::function<const char*(const char* name)>;
 
 // One line for stderr; the caller exits with status 2.
-struct UsageError {
-  std::string message;
-};
 
 // The exit status of every ctxguard command for a usage error (and of `stats`, `wrap` and
 // `unwrap` for a file they cannot use).
 inline constexpr int kExitUsage = 2;
 
-std::variant<CommandLine, UsageError> parse_command_line(
+Checked<CommandLine> parse_command_line(
     std::span<const char* const> argv, const Environment& environment = [](const char* name) {
       return static_cast<const char*>(std::getenv(name));
     });

@@ -65,9 +65,8 @@ std::string name_list(const Name (&names)[N]) {
 
 // "a,b" given once or repeated -> the parsed names; the first unknown one as an error.
 template <class T, std::size_t N, class Parse>
-std::variant<std::vector<T>, config::UsageError> parse_names(const std::vector<std::string>& given,
-                                                             std::string_view option,
-                                                             const T (&valid)[N], Parse parse) {
+Checked<std::vector<T>> parse_names(const std::vector<std::string>& given, std::string_view option,
+                                    const T (&valid)[N], Parse parse) {
   std::vector<T> names;
   for (const std::string& text : given) {
     std::string_view rest = text;
@@ -78,7 +77,7 @@ std::variant<std::vector<T>, config::UsageError> parse_names(const std::vector<s
       while (!word.empty() && word.back() == ' ') word.remove_suffix(1);
       const auto parsed = parse(word);
       if (!parsed) {
-        return config::UsageError{
+        return Problem{
             fmt::format("--{}: unknown name '{}' (valid: {})", option, word, name_list(valid))};
       }
       names.push_back(*parsed);
@@ -92,13 +91,13 @@ std::variant<std::vector<T>, config::UsageError> parse_names(const std::vector<s
 constexpr CallKind kAllKinds[] = {CallKind::kCall, CallKind::kTask, CallKind::kResource,
                                   CallKind::kFetch, CallKind::kToolsList};
 
-std::optional<config::UsageError> read_bound(const po::variables_map& vm, const char* option,
-                                             TimePoint now, std::optional<TimePoint>& out) {
-  if (vm.count(option) == 0) return std::nullopt;
+Checked<> read_bound(const po::variables_map& vm, const char* option, TimePoint now,
+                     std::optional<TimePoint>& out) {
+  if (vm.count(option) == 0) return {};
   const std::string& text = vm[option].as<std::string>();
   out = parse_time_bound(text, now);
-  if (out) return std::nullopt;
-  return config::UsageError{
+  if (out) return {};
+  return Problem{
       fmt::format("--{} '{}' is not a time: give an RFC 3339 time (2026-11-22T10:00:00Z), a date "
                   "(2026-11-22) or a duration back from now (30s, 15m, 2h, 7d)",
                   option, text)};
@@ -122,8 +121,7 @@ Checked<> read_file(const std::string& path, std::istream& standard_input, Stats
 
 }  // namespace
 
-std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
-    std::span<const char* const> args, TimePoint now) {
+Checked<StatsOptions> parse_stats_command_line(std::span<const char* const> args, TimePoint now) {
   const std::vector<std::string> words(args.begin(), args.end());
   po::positional_options_description positional;
   positional.add("file", -1);
@@ -134,7 +132,7 @@ std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
         vm);
     po::notify(vm);
   } catch (const po::error& error) {
-    return config::UsageError{std::string(error.what()) + ". " + kUsage};
+    return Problem{std::string(error.what()) + ". " + kUsage};
   }
 
   StatsOptions options;
@@ -143,29 +141,29 @@ std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
     return options;
   }
   if (vm.count("file") == 0) {
-    return config::UsageError{std::string("no FILE given ('-' reads standard input). ") + kUsage};
+    return Problem{std::string("no FILE given ('-' reads standard input). ") + kUsage};
   }
   options.files = vm["file"].as<std::vector<std::string>>();
 
   StatsFilter& filter = options.filter;
-  if (auto error = read_bound(vm, "since", now, filter.since)) return *error;
-  if (auto error = read_bound(vm, "until", now, filter.until)) return *error;
+  if (auto read = read_bound(vm, "since", now, filter.since); !read) return read.error();
+  if (auto read = read_bound(vm, "until", now, filter.until); !read) return read.error();
   if (filter.since && filter.until && *filter.since >= *filter.until) {
-    return config::UsageError{"--since must be before --until"};
+    return Problem{"--since must be before --until"};
   }
   if (vm.count("tool")) filter.tool_globs = vm["tool"].as<std::vector<std::string>>();
   if (vm.count("client")) filter.client_globs = vm["client"].as<std::vector<std::string>>();
   if (vm.count("outcome")) {
     auto outcomes = parse_names(vm["outcome"].as<std::vector<std::string>>(), "outcome",
                                 kAllOutcomes, [](std::string_view w) { return parse_outcome(w); });
-    if (auto* error = std::get_if<config::UsageError>(&outcomes)) return *error;
-    filter.outcomes = std::get<std::vector<Outcome>>(std::move(outcomes));
+    if (!outcomes) return outcomes.error();
+    filter.outcomes = *std::move(outcomes);
   }
   if (vm.count("kind")) {
     auto kinds = parse_names(vm["kind"].as<std::vector<std::string>>(), "kind", kAllKinds,
                              [](std::string_view w) { return parse_call_kind(w); });
-    if (auto* error = std::get_if<config::UsageError>(&kinds)) return *error;
-    filter.kinds = std::get<std::vector<CallKind>>(std::move(kinds));
+    if (!kinds) return kinds.error();
+    filter.kinds = *std::move(kinds);
   }
 
   const std::string& format = vm["format"].as<std::string>();
@@ -176,7 +174,7 @@ std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
   } else if (format == "csv") {
     options.format = StatsFormat::kCsv;
   } else {
-    return config::UsageError{"--format '" + format + "' must be table, json or csv"};
+    return Problem{"--format '" + format + "' must be table, json or csv"};
   }
   return options;
 }
@@ -204,11 +202,11 @@ std::string stats_help_text() {
 int run_stats(std::span<const char* const> args, std::istream& in, std::ostream& out,
               std::ostream& err, TimePoint now) {
   auto parsed = parse_stats_command_line(args, now);
-  if (const auto* error = std::get_if<config::UsageError>(&parsed)) {
-    err << "ctxguard stats: " << error->message << "\n";
+  if (!parsed) {
+    err << "ctxguard stats: " << parsed.error().message << "\n";
     return kExitUsage;
   }
-  const StatsOptions& options = std::get<StatsOptions>(parsed);
+  const StatsOptions& options = *parsed;
   if (options.help) {
     out << stats_help_text();
     return 0;

@@ -23,9 +23,8 @@ struct StatsOptions {
 };
 
 // `args` are the words after `stats`. Relative --since/--until values count back from `now`.
-// A UsageError is one line for stderr; the caller exits with status 2.
-std::variant<StatsOptions, config::UsageError> parse_stats_command_line(
-    std::span<const char* const> args, TimePoint now);
+// A problem is one line for stderr; the caller exits with status 2.
+Checked<StatsOptions> parse_stats_command_line(std::span<const char* const> args, TimePoint now);
 
 // The text printed by `ctxguard stats --help`.
 std::string stats_help_text();

@@ -43,13 +43,13 @@ Checked<> check_ctxguard_options(const std::vector<std::string>& options) {
   const auto parsed =
       config::parse_command_line(std::span<const char* const>(argv.data(), argv.size()),
                                  [](const char* /*name*/) -> const char* { return nullptr; });
-  if (const auto* error = std::get_if<config::UsageError>(&parsed)) return Problem{error->message};
+  if (!parsed) return parsed.error();
   return {};
 }
 
-std::variant<WrapOptions, config::UsageError> parse(Mode mode, std::span<const char* const> args) {
+Checked<WrapOptions> parse(Mode mode, std::span<const char* const> args) {
   WrapOptions options;
-  const auto usage = [](std::string message) { return config::UsageError{std::move(message)}; };
+  const auto usage = [](std::string message) { return Problem{std::move(message)}; };
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg == "--") {
@@ -252,11 +252,11 @@ int run_wrap(Mode mode, std::span<const char* const> args, const WrapContext& co
              std::ostream& out, std::ostream& err) {
   const std::string name = fmt::format("ctxguard {}", command_name(mode));
   auto parsed = parse(mode, args);
-  if (const auto* error = std::get_if<config::UsageError>(&parsed)) {
-    err << name << ": " << error->message << "\n";
+  if (!parsed) {
+    err << name << ": " << parsed.error().message << "\n";
     return config::kExitUsage;
   }
-  const WrapOptions& options = std::get<WrapOptions>(parsed);
+  const WrapOptions& options = *parsed;
   if (options.help) {
     out << wrap_help_text(mode);
     return 0;

@@ -13,20 +13,20 @@ using namespace ctxguard::config;
 
 namespace {
 
-std::variant<CommandLine, UsageError> parse(std::initializer_list<const char*> args) {
+ctxguard::Checked<CommandLine> parse(std::initializer_list<const char*> args) {
   std::vector<const char*> argv{"ctxguard"};
   argv.insert(argv.end(), args.begin(), args.end());
   return parse_command_line(argv);
 }
 
-CommandLine ok(const std::variant<CommandLine, UsageError>& result) {
-  if (const auto* error = std::get_if<UsageError>(&result)) FAIL(error->message);
-  return std::get<CommandLine>(result);
+CommandLine ok(const ctxguard::Checked<CommandLine>& result) {
+  if (!result) FAIL(result.error().message);
+  return *result;
 }
 
-std::string error_of(const std::variant<CommandLine, UsageError>& result) {
-  REQUIRE(std::holds_alternative<UsageError>(result));
-  return std::get<UsageError>(result).message;
+std::string error_of(const ctxguard::Checked<CommandLine>& result) {
+  REQUIRE_FALSE(result.has_value());
+  return result.error().message;
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ TEST_CASE("command line: --client (or CTXGUARD_CLIENT) names a client that sends
   REQUIRE(ok(parse({"--", "server"})).settings.assumed_client.empty());
   REQUIRE(ok(parse({"--client", "Cline", "--", "server"})).settings.assumed_client == "Cline");
   const std::string long_name(300, 'x');
-  REQUIRE(std::holds_alternative<UsageError>(parse({"--client", long_name.c_str(), "--", "s"})));
+  REQUIRE_FALSE(parse({"--client", long_name.c_str(), "--", "s"}).has_value());
 }
 
 TEST_CASE("command line: defaults apply when no option is given") {
@@ -179,8 +179,8 @@ Environment environment_of(std::map<std::string, std::string> variables) {
   };
 }
 
-std::variant<CommandLine, UsageError> parse_with(std::map<std::string, std::string> variables,
-                                                 std::initializer_list<const char*> args) {
+ctxguard::Checked<CommandLine> parse_with(std::map<std::string, std::string> variables,
+                                          std::initializer_list<const char*> args) {
   std::vector<const char*> argv{"ctxguard"};
   argv.insert(argv.end(), args.begin(), args.end());
   return parse_command_line(argv, environment_of(std::move(variables)));
