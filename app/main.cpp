@@ -71,12 +71,14 @@ int run(int argc, char** argv) {
 
   // The file is read once here (every problem listed, exit 2) and again at every reload.
   auto loaded = config::load_profile(command_line.sources);
-  if (const auto* errors = std::get_if<std::vector<std::string>>(&loaded)) {
+  if (!loaded) {
     std::fprintf(stderr, "ctxguard: the configuration is not valid:\n");
-    for (const std::string& error : *errors) std::fprintf(stderr, "  %s\n", error.c_str());
+    for (const std::string& error : loaded.error().messages) {
+      std::fprintf(stderr, "  %s\n", error.c_str());
+    }
     return proxy::kExitUsage;
   }
-  const config::ProfilePtr profile = std::get<config::ProfilePtr>(std::move(loaded));
+  const config::ProfilePtr profile = *std::move(loaded);
   if (command_line.action == config::CommandLine::Action::kCheckConfig) {
     std::fputs(profile->describe().c_str(), stdout);
     return 0;

@@ -357,11 +357,12 @@ Checked<CommandLine> parse_command_line(std::span<const char* const> argv,
   // one, the file may settle it (CTXGUARD_PAGE_SIZE=500 with maxPageSize: 1000 in it):
   // load_profile checks them all together.
   auto profile = Profile::build(command_line.sources);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&profile)) {
-    if (!command_line.sources.file_path)
-      return Problem{fmt::format("{}", fmt::join(*errors, "\n  "))};
+  if (!profile) {
+    if (!command_line.sources.file_path) {
+      return Problem{fmt::format("{}", fmt::join(profile.error().messages, "\n  "))};
+    }
   } else {
-    std::get<ProfilePtr>(profile)->copy_globals_to(settings);
+    (*profile)->copy_globals_to(settings);
   }
   if (command_line.action == CommandLine::Action::kCheckConfig) return command_line;
   if (separator == args.end() || separator + 1 == args.end()) {

@@ -8,7 +8,6 @@
 #include <functional>
 #include <span>
 #include <string>
-#include <variant>
 
 #include "config/profile.hpp"
 #include "config/settings.hpp"

@@ -165,31 +165,33 @@ bool is_field_path(std::string_view field) {
          field.find("..") == std::string_view::npos;
 }
 
-std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::string& path) {
+CheckedAll<ConfigFile> read_config_file(const std::string& path) {
   const auto fail = [&path](std::string_view why) {
-    return std::vector<std::string>{fmt::format("{}: {}", path, why)};
+    return Problems{{fmt::format("{}: {}", path, why)}};
   };
   const auto text = read_file_text(path, kMaxConfigBytes);
   if (!text) return fail(text.error().message);
   auto parsed = parse_config(*text);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) {
-    for (std::string& error : *errors) error = fmt::format("{}: {}", path, error);
+  if (!parsed) {
+    Problems named = parsed.error();
+    for (std::string& error : named.messages) error = fmt::format("{}: {}", path, error);
+    return named;
   }
   return parsed;
 }
 
-std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view yaml) {
+CheckedAll<ConfigFile> parse_config(std::string_view yaml) {
   std::vector<std::string> errors;
   ConfigFile file;
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& error) {
-    return std::vector<std::string>{fmt::format("line {}, column {}: {}", error.mark.line + 1,
-                                                error.mark.column + 1, error.msg)};
+    return Problems{{fmt::format("line {}, column {}: {}", error.mark.line + 1,
+                                 error.mark.column + 1, error.msg)}};
   }
   if (root.IsNull()) return file;  // an empty file: defaults
-  if (!root.IsMap()) return std::vector<std::string>{"the file must be a map of settings."};
+  if (!root.IsMap()) return Problems{{"the file must be a map of settings."}};
   std::set<std::string> seen;
   for (const auto& member : root) {
     const auto name = key_name(member.first, "");
@@ -218,7 +220,7 @@ std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view
       read_setting(key, member.second, key, false, file.settings, errors);
     }
   }
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Problems{std::move(errors)};
   return file;
 }
 

@@ -18,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "config/setting_table.hpp"
@@ -40,14 +39,14 @@ struct ConfigFile {
 
 // Every problem of `yaml`, or the file. Problems name the key path ("tools[1].pageSize"), the
 // value and what is allowed.
-std::variant<ConfigFile, std::vector<std::string>> parse_config(std::string_view yaml);
+CheckedAll<ConfigFile> parse_config(std::string_view yaml);
 
 // A configuration file is a few KB; anything past this is a mistake (a log, a binary).
 inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 
 // Reads and parses the file at `path`; problems are prefixed with the path ("ctxguard.yaml:
 // tools[1].pageSize: ..."), unreadable and oversized files included.
-std::variant<ConfigFile, std::vector<std::string>> read_config_file(const std::string& path);
+CheckedAll<ConfigFile> read_config_file(const std::string& path);
 
 // Whether `field` is a field name or a dotted path into nested objects ("guest.name").
 bool is_field_path(std::string_view field);

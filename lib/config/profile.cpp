@@ -85,8 +85,7 @@ std::string_view to_string(SettingSource source) {
   return "?";
 }
 
-std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSources& sources,
-                                                                  const Profile* running) {
+CheckedAll<ProfilePtr> Profile::build(const ConfigSources& sources, const Profile* running) {
   const auto table = setting_table();
   std::vector<std::string> errors = sources.problems;
   auto profile = std::make_shared<Profile>();
@@ -135,7 +134,7 @@ std::variant<ProfilePtr, std::vector<std::string>> Profile::build(const ConfigSo
     profile->rules_ = resolve_tool_rules(sources.file->tools, underived, set, &errors);
   }
   profile->build_client_scopes(sources, &errors);
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Problems{std::move(errors)};
   return ProfilePtr(std::move(profile));
 }
 
@@ -184,10 +183,8 @@ ProfilePtr Profile::of(const BudgetSettings& budget, const ProcessSettings& proc
   ConfigSources sources;
   sources.base = {budget, process};
   auto built = build(sources);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&built)) {
-    throw std::invalid_argument(errors->front());
-  }
-  return std::get<ProfilePtr>(std::move(built));
+  if (!built) throw std::invalid_argument(built.error().messages.front());
+  return *std::move(built);
 }
 
 std::string Profile::explain(const SettingConflict& conflict) const {
@@ -394,16 +391,18 @@ std::vector<std::string> Profile::changes_from(const Profile& older) const {
   return changes;
 }
 
-std::variant<ProfilePtr, std::vector<std::string>> load_profile(ConfigSources& sources,
-                                                                const Profile* running) {
+CheckedAll<ProfilePtr> load_profile(ConfigSources& sources, const Profile* running) {
   sources.file.reset();
   if (sources.file_path) {
     auto file = read_config_file(*sources.file_path);
-    if (auto* errors = std::get_if<std::vector<std::string>>(&file)) {
-      errors->insert(errors->begin(), sources.problems.begin(), sources.problems.end());
-      return std::move(*errors);
+    if (!file) {
+      Problems problems{sources.problems};
+      const Problems found = file.error();
+      problems.messages.insert(problems.messages.end(), found.messages.begin(),
+                               found.messages.end());
+      return problems;
     }
-    sources.file = std::move(std::get<ConfigFile>(file));
+    sources.file = *std::move(file);
   }
   return Profile::build(sources, running);
 }

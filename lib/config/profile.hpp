@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "config/config_file.hpp"
@@ -47,8 +46,8 @@ class Profile {
   // Resolves `sources`: the profile, or every problem found (each names its key path or source,
   // the value and what is allowed). With `running`, settings read only at start-up keep its
   // values, and notes() says which ones the sources tried to change.
-  static std::variant<ProfilePtr, std::vector<std::string>> build(const ConfigSources& sources,
-                                                                  const Profile* running = nullptr);
+  static CheckedAll<ProfilePtr> build(const ConfigSources& sources,
+                                      const Profile* running = nullptr);
 
   // A profile of `budget` and `process` alone, no file or rules (tests, tools). Throws
   // std::invalid_argument when `budget` breaks a rule between settings.
@@ -179,7 +178,6 @@ class Profile {
 
 // Reads the file sources.file_path names (when it names one) into sources.file, then builds the
 // profile. Problems name the file.
-std::variant<ProfilePtr, std::vector<std::string>> load_profile(ConfigSources& sources,
-                                                                const Profile* running = nullptr);
+CheckedAll<ProfilePtr> load_profile(ConfigSources& sources, const Profile* running = nullptr);
 
 }  // namespace ctxguard::config

@@ -98,19 +98,19 @@ void ConfigReloader::begin_reload(std::string why) {
   });
 }
 
-void ConfigReloader::finish_reload(
-    const std::variant<config::ProfilePtr, std::vector<std::string>>& result,
-    const std::string& why, Clock::duration took) {
+void ConfigReloader::finish_reload(const CheckedAll<config::ProfilePtr>& result,
+                                   const std::string& why, Clock::duration took) {
   reading_ = false;
   const std::string& path = *sources_.file_path;
   const double took_ms = std::chrono::duration<double, std::milli>(took).count();
-  if (const auto* errors = std::get_if<std::vector<std::string>>(&result)) {
+  if (!result) {
+    const Problems problems = result.error();
     spdlog::error("configuration {} refused ({}): {} problem(s); the running configuration stays",
-                  path, why, errors->size());
-    for (const std::string& error : *errors) spdlog::error("  {}", error);
+                  path, why, problems.messages.size());
+    for (const std::string& error : problems.messages) spdlog::error("  {}", error);
     ++refused_;
   } else {
-    const config::ProfilePtr& profile = std::get<config::ProfilePtr>(result);
+    const config::ProfilePtr& profile = *result;
     for (const std::string& note : profile->notes()) spdlog::warn("{}: {}", path, note);
     const std::vector<std::string> changes = profile->changes_from(*running_);
     if (changes.empty()) {

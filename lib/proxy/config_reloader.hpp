@@ -18,7 +18,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -60,8 +59,8 @@ class ConfigReloader {
   void schedule_poll();
   void poll();
   void begin_reload(std::string why);
-  void finish_reload(const std::variant<config::ProfilePtr, std::vector<std::string>>& result,
-                     const std::string& why, std::chrono::steady_clock::duration took);
+  void finish_reload(const CheckedAll<config::ProfilePtr>& result, const std::string& why,
+                     std::chrono::steady_clock::duration took);
 
   boost::asio::io_context& io_;
   config::ConfigSources sources_;

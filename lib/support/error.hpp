@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <boost/system/result.hpp>
 
@@ -39,7 +40,7 @@ using Result = boost::system::result<T, std::error_code>;
 struct Problem {
   std::string message;
 };
-// As test failures and logs print it.
+// As test failures print it.
 inline std::ostream& operator<<(std::ostream& out, const Problem& problem) {
   return out << problem.message;
 }
@@ -50,10 +51,26 @@ inline std::ostream& operator<<(std::ostream& out, const Problem& problem) {
 template <class T = void>
 using Checked = boost::system::result<T, Problem>;
 
-// `Checked::value()` on a problem: a caller that did not look first. Never on the message path.
+// Every problem of an input read whole (a configuration: each names its key or source), so that
+// one reading shows the user all there is to fix.
+struct Problems {
+  std::vector<std::string> messages;
+};
+template <class T>
+using CheckedAll = boost::system::result<T, Problems>;
+inline std::ostream& operator<<(std::ostream& out, const Problems& problems) {
+  for (const std::string& message : problems.messages) out << message << "\n";
+  return out;
+}
+
+// `value()` on a problem: a caller that did not look first. Never on the message path.
 [[noreturn]] inline void throw_exception_from_error(const Problem& problem,
                                                     const boost::source_location& /*where*/) {
   throw std::runtime_error(problem.message);
+}
+[[noreturn]] inline void throw_exception_from_error(const Problems& problems,
+                                                    const boost::source_location& /*where*/) {
+  throw std::runtime_error(problems.messages.empty() ? "" : problems.messages.front());
 }
 
 }  // namespace ctxguard

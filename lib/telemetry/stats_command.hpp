@@ -5,7 +5,6 @@
 #include <iosfwd>
 #include <span>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "config/command_line.hpp"

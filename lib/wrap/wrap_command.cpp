@@ -5,7 +5,6 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <variant>
 #include <vector>
 
 #include <fmt/format.h>

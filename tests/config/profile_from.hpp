@@ -17,11 +17,11 @@ namespace ctxguard::config::testing {
 inline ProfilePtr profile_from(std::string_view yaml) {
   ConfigSources sources;
   auto file = parse_config(yaml);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&file)) FAIL(errors->front());
-  sources.file = std::get<ConfigFile>(std::move(file));
+  if (!file) FAIL(file.error().messages.front());
+  sources.file = *std::move(file);
   auto built = Profile::build(sources);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&built)) FAIL(errors->front());
-  return std::get<ProfilePtr>(std::move(built));
+  if (!built) FAIL(built.error().messages.front());
+  return *std::move(built);
 }
 
 }  // namespace ctxguard::config::testing

@@ -17,8 +17,8 @@ namespace {
 
 ConfigFile file_of(std::string_view yaml) {
   auto parsed = parse_config(yaml);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&parsed)) FAIL(errors->front());
-  return std::get<ConfigFile>(std::move(parsed));
+  if (!parsed) FAIL(parsed.error().messages.front());
+  return *std::move(parsed);
 }
 
 SettingValue value(std::string_view key, std::string text) {
@@ -31,14 +31,14 @@ SettingValue value(std::string_view key, std::string text) {
 
 ProfilePtr built(const ConfigSources& sources, const Profile* running = nullptr) {
   auto result = Profile::build(sources, running);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&result)) FAIL(errors->front());
-  return std::get<ProfilePtr>(std::move(result));
+  if (!result) FAIL(result.error().messages.front());
+  return *std::move(result);
 }
 
 std::vector<std::string> problems(const ConfigSources& sources) {
   auto result = Profile::build(sources);
-  REQUIRE(std::holds_alternative<std::vector<std::string>>(result));
-  return std::get<std::vector<std::string>>(result);
+  REQUIRE_FALSE(result.has_value());
+  return result.error().messages;
 }
 
 ProfilePtr from_yaml(std::string_view yaml) { return testing::profile_from(yaml); }
@@ -234,15 +234,15 @@ TEST_CASE("profile: a reload keeps start-up settings and says so") {
 
 TEST_CASE("config file: read from disk, with the path in every problem") {
   auto missing = read_config_file("/nonexistent/ctxguard.yaml");
-  REQUIRE(std::holds_alternative<std::vector<std::string>>(missing));
-  CHECK_THAT(std::get<std::vector<std::string>>(missing).at(0),
+  REQUIRE_FALSE(missing.has_value());
+  CHECK_THAT(missing.error().messages.at(0),
              Catch::StartsWith("/nonexistent/ctxguard.yaml: cannot read it"));
 
   ConfigSources sources;
   sources.file_path = CTXGUARD_SOURCE_DIR "/config/ctxguard.yaml";
   auto loaded = load_profile(sources);
-  REQUIRE(std::holds_alternative<ProfilePtr>(loaded));
-  CHECK(std::get<ProfilePtr>(loaded)->global().token_budget == 4000);
+  REQUIRE(loaded.has_value());
+  CHECK((*loaded)->global().token_budget == 4000);
 }
 
 TEST_CASE("profile: a file settles what variables and flags alone would contradict") {
@@ -350,7 +350,7 @@ TEST_CASE("profile: the stricter of a preset and the user's limit wins; a client
   REQUIRE(dump.find("clients:") != std::string::npos);
   REQUIRE(dump.find("  - match: \"Cline\"\n    maxChars: 20000\n") != std::string::npos);
   REQUIRE(dump.find("\"Visual Studio Code*\" (VS Code): maxChars: 8000") != std::string::npos);
-  REQUIRE(std::holds_alternative<ConfigFile>(parse_config(dump)));
+  REQUIRE(parse_config(dump).has_value());
 }
 
 TEST_CASE("profile: client rules are checked like tool rules, and their changes are logged") {
@@ -361,11 +361,10 @@ TEST_CASE("profile: client rules are checked like tool rules, and their changes 
   REQUIRE(found.front().find("clients[0].maxChars: 500 is too small") != std::string::npos);
 
   auto parsed = parse_config("clients:\n  - maxChars: 9000\n  - match: x\n    fields: [id]\n");
-  const auto* errors = std::get_if<std::vector<std::string>>(&parsed);
-  REQUIRE(errors != nullptr);
-  REQUIRE(errors->at(0) ==
-          "clients[0]: `match` is missing: which clients does this rule apply to?");
-  REQUIRE(errors->at(1).rfind("clients[1].fields: unknown setting.", 0) == 0);
+  REQUIRE_FALSE(parsed.has_value());
+  const std::vector<std::string> errors = parsed.error().messages;
+  REQUIRE(errors.at(0) == "clients[0]: `match` is missing: which clients does this rule apply to?");
+  REQUIRE(errors.at(1).rfind("clients[1].fields: unknown setting.", 0) == 0);
 
   ConfigSources before;
   before.file = file_of("clients:\n  - match: Cline\n    maxChars: 9000\n");

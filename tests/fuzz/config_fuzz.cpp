@@ -57,11 +57,11 @@ void check_file(const ConfigFile& file, std::string_view yaml) {
   ConfigSources sources;
   sources.file = file;
   auto built = Profile::build(sources);
-  if (const auto* problems = std::get_if<std::vector<std::string>>(&built)) {
-    require_problems(*problems, "Profile::build");
+  if (!built) {
+    require_problems(built.error().messages, "Profile::build");
     return;
   }
-  const ProfilePtr& profile = std::get<ProfilePtr>(built);
+  const ProfilePtr& profile = *built;
   require_in_ranges({profile->global(), profile->process()}, "global");
   for (const auto& rule : file.tools) {
     // The rule's own glob names tools it matches (the first matching rule may be an earlier one).
@@ -70,9 +70,9 @@ void check_file(const ConfigFile& file, std::string_view yaml) {
   }
   const std::string described = profile->describe();
   const auto reread = ctxguard::config::parse_config(described);
-  if (const auto* problems = std::get_if<std::vector<std::string>>(&reread)) {
+  if (!reread) {
     ctxguard::fuzz::invariant_broken("the effective configuration reads back",
-                                     problems->front() + "\n" + described);
+                                     reread.error().messages.front() + "\n" + described);
   }
 }
 
@@ -82,10 +82,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view yaml(reinterpret_cast<const char*>(data), size);
   try {
     auto parsed = ctxguard::config::parse_config(yaml);
-    if (const auto* problems = std::get_if<std::vector<std::string>>(&parsed)) {
-      require_problems(*problems, excerpt(yaml));
+    if (!parsed) {
+      require_problems(parsed.error().messages, excerpt(yaml));
     } else {
-      check_file(std::get<ConfigFile>(parsed), yaml);
+      check_file(*parsed, yaml);
     }
   } catch (const std::exception& error) {
     ctxguard::fuzz::invariant_broken("parse_config and Profile::build report problems as values",

@@ -31,10 +31,10 @@ struct ReloadRig {
     ConfigSources sources;
     sources.file_path = path.string();
     auto loaded = ctxguard::config::load_profile(sources);
-    REQUIRE(std::holds_alternative<ProfilePtr>(loaded));
-    reloader = std::make_unique<ConfigReloader>(
-        io, sources, std::get<ProfilePtr>(loaded),
-        [this](ProfilePtr profile) { applied.push_back(std::move(profile)); });
+    REQUIRE(loaded.has_value());
+    reloader = std::make_unique<ConfigReloader>(io, sources, *loaded, [this](ProfilePtr profile) {
+      applied.push_back(std::move(profile));
+    });
     reloader->start();
   }
   ~ReloadRig() {
