@@ -131,13 +131,26 @@ int run_proxy(const config::Settings& settings, const config::ConfigSources& sou
 
   // Telemetry's file and endpoint are start-up edges too: one that cannot work stops ctxguard
   // before the server starts. The endpoint answers once the proxy exists (in io.run()).
+  std::optional<ListenAddress> metrics;
+  if (settings.telemetry.metrics_listen) {
+    auto address = parse_listen_address(*settings.telemetry.metrics_listen);
+    if (!address) {
+      spdlog::error("--metrics-listen: {}", address.error().message);
+      return kExitUsage;
+    }
+    metrics = *address;
+  }
   Proxy* proxy_ptr = nullptr;
-  auto edges = open_telemetry_edges(settings.telemetry, io, [&proxy_ptr](std::string_view target) {
-    return proxy_ptr != nullptr ? proxy_ptr->http(target)
-                                : HttpAnswer{503, "text/plain; charset=utf-8", "starting\n"};
-  });
-  if (const int* exit_status = std::get_if<int>(&edges)) return *exit_status;
-  TelemetryEdges& telemetry = std::get<TelemetryEdges>(edges);
+  auto edges =
+      open_telemetry_edges(settings.telemetry, metrics, io, [&proxy_ptr](std::string_view target) {
+        return proxy_ptr != nullptr ? proxy_ptr->http(target)
+                                    : HttpAnswer{503, "text/plain; charset=utf-8", "starting\n"};
+      });
+  if (!edges) {
+    spdlog::error("{}", edges.error().message);
+    return kExitCannotStart;
+  }
+  TelemetryEdges& telemetry = *edges;
 
   auto child = ChildProcess::spawn(settings.server_command);
   if (!child) {

@@ -3,22 +3,20 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
-
-#include "proxy/proxy.hpp"
 
 namespace ctxguard::proxy {
 
-std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySettings& settings,
-                                                       boost::asio::io_context& io,
-                                                       HttpHandler handler) {
+Checked<TelemetryEdges> open_telemetry_edges(const config::TelemetrySettings& settings,
+                                             const std::optional<ListenAddress>& metrics,
+                                             boost::asio::io_context& io, HttpHandler handler) {
   TelemetryEdges edges;
   if (settings.file) {
     auto opened = telemetry::open_record_file(*settings.file, {.max_lines = settings.queue_lines});
     if (!opened) {
-      spdlog::error("cannot open the telemetry file {}: {}", *settings.file,
-                    opened.error().message());
-      return kExitCannotStart;
+      return Problem{fmt::format("cannot open the telemetry file {}: {}", *settings.file,
+                                 opened.error().message())};
     }
     edges.record_file = std::move(*opened);
     spdlog::info("writing call records to {}", *settings.file);
@@ -27,32 +25,25 @@ std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySe
     const std::string& path = *settings.sample_file;
     auto opened = telemetry::open_record_file(path, {.max_lines = settings.queue_lines});
     if (!opened) {
-      spdlog::error("cannot open the answer samples file {}: {}", path, opened.error().message());
-      return kExitCannotStart;
+      return Problem{fmt::format("cannot open the answer samples file {}: {}", path,
+                                 opened.error().message())};
     }
     // It holds payloads: the owner's alone, even when it existed with a wider mode.
     if (::chmod(path.c_str(), 0600) != 0) {
-      spdlog::error("cannot make the answer samples file {} private (mode 0600): {}", path,
-                    std::strerror(errno));
-      return kExitCannotStart;
+      return Problem{fmt::format("cannot make the answer samples file {} private (mode 0600): {}",
+                                 path, std::strerror(errno))};
     }
     edges.sampler =
         std::make_unique<telemetry::AnswerSampler>(std::move(*opened), settings.sample_percent);
     spdlog::info("writing {}% of the answers to {}", settings.sample_percent, path);
   }
-  if (settings.metrics_listen) {
-    auto address = parse_listen_address(*settings.metrics_listen);
-    if (!address) {
-      spdlog::error("--metrics-listen: {}", address.error().message);
-      return kExitUsage;
-    }
-    const ListenAddress& listen = *address;
+  if (metrics) {
+    const ListenAddress& listen = *metrics;
     auto started = MetricsServer::start(io, listen, std::move(handler),
                                         {.loopback_hosts_only = listen.address.is_loopback()});
     if (!started) {
-      spdlog::error("cannot serve metrics on {}: {}", *settings.metrics_listen,
-                    started.error().message());
-      return kExitCannotStart;
+      return Problem{fmt::format("cannot serve metrics on {}: {}",
+                                 settings.metrics_listen.value_or(""), started.error().message())};
     }
     edges.metrics = std::move(*started);
     const std::string where = to_string(edges.metrics->local_endpoint());

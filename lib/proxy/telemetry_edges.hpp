@@ -3,12 +3,13 @@
 // --metrics-listen endpoint, and the routing of the endpoint's requests to the status pages.
 
 #include <memory>
+#include <optional>
 #include <string_view>
-#include <variant>
 
 #include <boost/asio/io_context.hpp>
 
 #include "config/settings.hpp"
+#include "proxy/listen_address.hpp"
 #include "proxy/metrics_server.hpp"
 #include "telemetry/answer_sampler.hpp"
 #include "telemetry/record_writer.hpp"
@@ -22,12 +23,12 @@ struct TelemetryEdges {
   std::unique_ptr<MetricsServer> metrics;                // null without --metrics-listen
 };
 
-// Opens what `settings` asks for. A file or an address that cannot work is a start-up error:
-// logged, and the exit status returned (kExitUsage for a malformed address, kExitCannotStart
-// otherwise) before any server is started.
-std::variant<TelemetryEdges, int> open_telemetry_edges(const config::TelemetrySettings& settings,
-                                                       boost::asio::io_context& io,
-                                                       HttpHandler handler);
+// Opens what `settings` asks for, the metrics endpoint on `metrics` (parse_listen_address of
+// settings.metrics_listen, checked first: a malformed one is a usage error). A file or an address
+// that cannot be opened is the problem that keeps ctxguard from starting the server.
+Checked<TelemetryEdges> open_telemetry_edges(const config::TelemetrySettings& settings,
+                                             const std::optional<ListenAddress>& metrics,
+                                             boost::asio::io_context& io, HttpHandler handler);
 
 // GET `target`: /metrics, /health, an index at /, 404 for the rest (a query is ignored).
 HttpAnswer answer_status_request(std::string_view target, const telemetry::TrafficMetrics& traffic,
