@@ -34,8 +34,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// Where a setting stands in the file: at the top level, or in a rule (tools[] or clients[]),
+// which takes per-tool settings only.
+enum class SettingPlace { kTopLevel, kRule };
+
 // What to say after "unknown setting.": the key it most likely meant, or every key.
-std::string unknown_key_hint(std::string_view key, bool in_rule) {
+std::string unknown_key_hint(std::string_view key, SettingPlace place) {
+  const bool in_rule = place == SettingPlace::kRule;
   std::vector<std::string_view> keys;
   for (const SettingSpec& spec : setting_table()) {
     if (!in_rule || spec.scope == SettingScope::kTool) keys.push_back(spec.key);
@@ -66,13 +71,14 @@ Checked<std::string> key_name(const YAML::Node& key, std::string_view where) {
 
 // Reads one setting (`key`: `node`) into `out`; problems go to `errors`, named `where`.
 void read_setting(const std::string& key, const YAML::Node& node, const std::string& where,
-                  bool in_rule, std::vector<SettingValue>& out, std::vector<std::string>& errors) {
+                  SettingPlace place, std::vector<SettingValue>& out,
+                  std::vector<std::string>& errors) {
   const SettingSpec* spec = find_setting(key);
   if (spec == nullptr) {
-    errors.push_back(fmt::format("{}: unknown setting.{}", where, unknown_key_hint(key, in_rule)));
+    errors.push_back(fmt::format("{}: unknown setting.{}", where, unknown_key_hint(key, place)));
     return;
   }
-  if (in_rule && spec->scope != SettingScope::kTool) {
+  if (place == SettingPlace::kRule && spec->scope != SettingScope::kTool) {
     errors.push_back(fmt::format(
         "{}: applies to the whole process (one cache and one cursor lifetime for all tools), so "
         "it cannot be set per tool; set it at the top level.",
@@ -148,7 +154,7 @@ void read_rule(const YAML::Node& node, const std::string& where, RuleOf of,
         rule.fields.emplace_back(field.Scalar());
       }
     } else {
-      read_setting(key, member.second, at, true, rule.overrides, errors);
+      read_setting(key, member.second, at, SettingPlace::kRule, rule.overrides, errors);
     }
   }
   if (rule.glob.empty() && !node["match"]) {
@@ -217,7 +223,7 @@ CheckedAll<ConfigFile> parse_config(std::string_view yaml) {
                   of == RuleOf::kTools ? file.tools : file.clients, errors);
       }
     } else {
-      read_setting(key, member.second, key, false, file.settings, errors);
+      read_setting(key, member.second, key, SettingPlace::kTopLevel, file.settings, errors);
     }
   }
   if (!errors.empty()) return Problems{std::move(errors)};

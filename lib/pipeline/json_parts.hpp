@@ -95,6 +95,6 @@ enum class TextChange { kCompacted, kPaginated, kCut };
 std::optional<boost::json::value> rewrite_structured(const boost::json::value& original,
                                                      const ResultParts& split, TextChange change,
                                                      std::string_view new_text,
-                                                     const boost::json::value* cut_meta);
+                                                     const boost::json::value* cut_meta = nullptr);
 
 }  // namespace ctxguard::pipeline

@@ -235,8 +235,7 @@ Cost CutPlanner::add_page(const json::array& array, std::size_t part, const std:
   std::vector<Segment> segments(1);
   counter_ = budget::TokenCounter{count_chars_};
   // As write_page_items writes the page: a table, or the items one by one.
-  const bool table =
-      indices == nullptr && shows_as_table(array, {begin, count}, *view_, 0, nullptr);
+  const bool table = indices == nullptr && shows_as_table(array, {begin, count}, *view_);
   if (table) {
     count_table_head(array);
   } else {
@@ -477,7 +476,7 @@ void write_with_cuts(std::string& out, const json::value& value, const CutMap& c
 void write_page_items(std::string& out, const json::array& array, const std::string& path,
                       ShownRange range, const std::vector<std::size_t>* indices,
                       const ValueView& view, const CutMap& cuts, ViewStats& stats) {
-  if (indices == nullptr && shows_as_table(array, {range.begin, range.count}, view, 0, nullptr)) {
+  if (indices == nullptr && shows_as_table(array, {range.begin, range.count}, view)) {
     write_table(out, array, {range.begin, range.count});
     stats.tables.push_back(path);
     return;

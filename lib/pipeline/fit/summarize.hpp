@@ -89,11 +89,12 @@ inline constexpr std::size_t kMinStringChars = 40;
 // False when there is nothing left to tighten.
 bool tighten(ValueView& view);
 
-// Whether the items [window) of `array` (at `depth`) go out as a table under `view`: --tables is
-// on, the array is uniform and flat (table_form.hpp), its items are neither projected nor
-// collapsed, and none of their strings would be cut (a table shows values whole).
+// Whether the items [window) of `array` (at `depth`, under the projection `inherited` from the
+// items above it; the root by default) go out as a table under `view`: --tables is on, the array
+// is uniform and flat (table_form.hpp), its items are neither projected nor collapsed, and none
+// of their strings would be cut (a table shows values whole).
 bool shows_as_table(const boost::json::array& array, ItemWindow window, const ValueView& view,
-                    std::size_t depth, const FieldList* inherited);
+                    std::size_t depth = 0, const FieldList* inherited = nullptr);
 
 // Values shown as they are (nothing summarized).
 inline const ValueView kWholeView{};

@@ -151,9 +151,9 @@ std::optional<json::value> RewriteJob::build_structured() const {
     case Mode::kOriginal:
       return std::nullopt;
     case Mode::kCompacted:
-      return rewrite_structured(*original, split_, TextChange::kCompacted, output.text, nullptr);
+      return rewrite_structured(*original, split_, TextChange::kCompacted, output.text);
     case Mode::kPaginated:
-      return rewrite_structured(*original, split_, TextChange::kPaginated, output.text, nullptr);
+      return rewrite_structured(*original, split_, TextChange::kPaginated, output.text);
     case Mode::kTextCut: {
       const auto trailer = parse_json(output.trailer);
       return rewrite_structured(*original, split_, TextChange::kCut, output.text,
