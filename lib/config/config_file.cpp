@@ -172,11 +172,8 @@ bool is_field_path(std::string_view field) {
 }
 
 CheckedAll<ConfigFile> read_config_file(const std::string& path) {
-  const auto fail = [&path](std::string_view why) {
-    return Problems{{fmt::format("{}: {}", path, why)}};
-  };
   const auto text = read_file_text(path, kMaxConfigBytes);
-  if (!text) return fail(text.error().message);
+  if (!text) return Problems{{text.error().message}};
   auto parsed = parse_config(*text);
   if (!parsed) {
     Problems named = parsed.error();

@@ -10,8 +10,8 @@
 namespace ctxguard {
 
 Checked<std::string> read_file_text(const std::string& path, std::size_t max_bytes) {
-  const auto cannot_read = [] {
-    return Problem{fmt::format("cannot read it ({})", std::strerror(errno))};
+  const auto cannot_read = [&path] {
+    return Problem{fmt::format("{}: cannot read it ({})", path, std::strerror(errno))};
   };
   std::ifstream in(path, std::ios::binary);
   if (!in) return cannot_read();
@@ -20,7 +20,8 @@ Checked<std::string> read_file_text(const std::string& path, std::size_t max_byt
   while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
     text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_bytes) {
-      return Problem{fmt::format("larger than {} bytes: is this the right file?", max_bytes)};
+      return Problem{
+          fmt::format("{}: larger than {} bytes: is this the right file?", path, max_bytes)};
     }
   }
   if (in.bad()) return cannot_read();

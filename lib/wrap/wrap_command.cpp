@@ -107,9 +107,7 @@ Checked<WrapOptions> parse(Mode mode, std::span<const char* const> args) {
 Checked<std::string> read_text(const fs::path& path) {
   // Claude Code's ~/.claude.json keeps history as well as servers: allow it room.
   constexpr std::size_t kMaxClientFileBytes = 64 * 1024 * 1024;
-  auto text = read_file_text(path.string(), kMaxClientFileBytes);
-  if (!text) return Problem{fmt::format("{}: {}", path.string(), text.error().message)};
-  return text;
+  return read_file_text(path.string(), kMaxClientFileBytes);
 }
 
 // Writes `text` to `path` through a temporary file in the same directory that replaces it in
