@@ -106,7 +106,7 @@ Checked<WrapOptions> parse(Mode mode, std::span<const char* const> args) {
 // The whole text of `path` (a client's file, or its backup), or why not.
 Checked<std::string> read_text(const fs::path& path) {
   // Claude Code's ~/.claude.json keeps history as well as servers: allow it room.
-  constexpr std::size_t kMaxClientFileBytes = 64 * 1024 * 1024;
+  constexpr std::size_t kMaxClientFileBytes = std::size_t{64} << 20;
   return read_file_text(path.string(), kMaxClientFileBytes);
 }
 
